@@ -1,0 +1,259 @@
+//! From text to [`Config`]: parse with spans, interpolate `${ENV}` in string
+//! values, deserialize into the raw form (recovering past each error so one
+//! run reports every problem it can), then lower.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use serde::Deserialize;
+use serde_spanned::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::diagnostics::{ConfigError, Sink};
+use super::raw::RawConfig;
+use super::{Config, lower};
+
+/// Where `${NAME}` references are looked up. The binary passes the process
+/// environment; tests pass a map.
+pub trait Env {
+    fn var(&self, name: &str) -> Option<String>;
+}
+
+impl Env for HashMap<String, String> {
+    fn var(&self, name: &str) -> Option<String> {
+        self.get(name).cloned()
+    }
+}
+
+impl<F: Fn(&str) -> Option<String>> Env for F {
+    fn var(&self, name: &str) -> Option<String> {
+        self(name)
+    }
+}
+
+/// How many independent problems one pass reports before giving up.
+const MAX_DIAGNOSTICS: usize = 50;
+
+/// Parse, interpolate, validate and lower a config file's text. `file` is the
+/// label used in diagnostics (normally the path as given).
+pub fn parse_config(text: &str, file: &str, env: &dyn Env) -> Result<Config, ConfigError> {
+    let mut sink = Sink::new(text);
+    let fail = |sink: Sink<'_>| ConfigError {
+        file: file.to_owned(),
+        diagnostics: sink.items,
+    };
+
+    let mut table = match DeTable::parse(text) {
+        Ok(t) => t,
+        Err(e) => {
+            sink.at(e.span().unwrap_or(0..0), first_line(e.message()));
+            return Err(fail(sink));
+        }
+    };
+    interpolate_table(table.get_mut(), env, &mut sink);
+
+    let mut removed: Vec<String> = Vec::new();
+    let raw = loop {
+        match RawConfig::deserialize(toml::de::Deserializer::from(table.clone())) {
+            Ok(raw) => break Some(raw),
+            Err(e) => {
+                let span = e.span().unwrap_or(0..0);
+                let message = first_line(e.message());
+                // A value we already removed for a bad type reappears as a
+                // missing field; it was reported once, at its real location.
+                let echo = removed
+                    .iter()
+                    .any(|k| message == format!("missing field `{k}`"));
+                if !echo {
+                    sink.at(span.clone(), describe(&message));
+                }
+                if sink.items.len() >= MAX_DIAGNOSTICS {
+                    break None;
+                }
+                match remove_at_span(table.get_mut(), &span) {
+                    Some(key) => removed.push(key),
+                    None => break None,
+                }
+            }
+        }
+    };
+    let Some(raw) = raw else {
+        return Err(fail(sink));
+    };
+    let config = lower::lower(raw, &mut sink);
+    match config {
+        Some(config) if sink.is_empty() => Ok(config),
+        _ => Err(fail(sink)),
+    }
+}
+
+fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or(message).trim().to_owned()
+}
+
+/// Make serde's wording read like a config checker's.
+fn describe(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("unknown field ") {
+        return format!("unknown key {rest}");
+    }
+    message.to_owned()
+}
+
+/// Remove the entry whose key or value occupies `span`, anywhere in the tree.
+/// Returns the removed key's name (or `[index]` for an array element).
+fn remove_at_span(table: &mut DeTable<'_>, span: &Range<usize>) -> Option<String> {
+    let mut hit: Option<String> = None;
+    for (k, v) in table.iter() {
+        if k.span() == *span || v.span() == *span {
+            hit = Some(k.get_ref().to_string());
+            break;
+        }
+    }
+    if let Some(key) = hit {
+        table.remove(key.as_str());
+        return Some(key);
+    }
+    for (_, v) in table.iter_mut() {
+        if let Some(k) = remove_in_value(v.get_mut(), span) {
+            return Some(k);
+        }
+    }
+    None
+}
+
+fn remove_in_value(value: &mut DeValue<'_>, span: &Range<usize>) -> Option<String> {
+    match value {
+        DeValue::Table(t) => remove_at_span(t, span),
+        DeValue::Array(items) => {
+            if let Some(i) = items.iter().position(|item| item.span() == *span) {
+                // DeArray has no remove; rebuild it without the element.
+                let mut kept = toml::de::DeArray::new();
+                for (j, item) in items.iter().enumerate() {
+                    if j != i {
+                        kept.push(item.clone());
+                    }
+                }
+                *items = kept;
+                return Some(format!("[{i}]"));
+            }
+            items
+                .iter_mut()
+                .find_map(|item| remove_in_value(item.get_mut(), span))
+        }
+        _ => None,
+    }
+}
+
+fn interpolate_table(table: &mut DeTable<'_>, env: &dyn Env, sink: &mut Sink<'_>) {
+    for (_, v) in table.iter_mut() {
+        interpolate_value(v, env, sink);
+    }
+}
+
+fn interpolate_value(value: &mut Spanned<DeValue<'_>>, env: &dyn Env, sink: &mut Sink<'_>) {
+    let span = value.span();
+    match value.get_mut() {
+        DeValue::String(s)
+            if s.contains('$') => {
+                match interpolate(s, env) {
+                    Ok(out) => *s = out.into(),
+                    Err(problems) => {
+                        for p in problems {
+                            sink.at(span.clone(), p);
+                        }
+                    }
+                }
+            }
+        DeValue::Table(t) => interpolate_table(t, env, sink),
+        DeValue::Array(items) => {
+            for item in items.iter_mut() {
+                interpolate_value(item, env, sink);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Expand `${NAME}` and `${NAME:-default}`; `$${` is a literal `${`.
+pub(crate) fn interpolate(text: &str, env: &dyn Env) -> Result<String, Vec<String>> {
+    let mut out = String::with_capacity(text.len());
+    let mut problems = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        if let Some(after) = tail.strip_prefix("$${") {
+            out.push_str("${");
+            rest = after;
+        } else if let Some(after) = tail.strip_prefix("${") {
+            let Some(end) = after.find('}') else {
+                problems.push("unterminated ${…} reference (write $${ for a literal ${)".into());
+                rest = "";
+                break;
+            };
+            let inner = &after[..end];
+            let (name, default) = match inner.split_once(":-") {
+                Some((n, d)) => (n, Some(d)),
+                None => (inner, None),
+            };
+            if !is_env_name(name) {
+                problems.push(format!(
+                    "\"${{{}}}\" is not a valid environment variable reference",
+                    crate::error::clamp_text(inner, 64)
+                ));
+            } else {
+                match (env.var(name), default) {
+                    (Some(v), _) => out.push_str(&v),
+                    (None, Some(d)) => out.push_str(d),
+                    (None, None) => {
+                        problems.push(format!("environment variable {name} is not set"));
+                    }
+                }
+            }
+            rest = &after[end + 1..];
+        } else {
+            out.push('$');
+            rest = &tail[1..];
+        }
+    }
+    out.push_str(rest);
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
+    }
+}
+
+fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> HashMap<String, String> {
+        HashMap::from([("TOKEN".to_string(), "s3cret".to_string())])
+    }
+
+    #[test]
+    fn interpolation() {
+        let e = env();
+        assert_eq!(
+            interpolate("Bearer ${TOKEN}", &e).as_deref(),
+            Ok("Bearer s3cret")
+        );
+        assert_eq!(interpolate("${NOPE:-dflt}", &e).as_deref(), Ok("dflt"));
+        assert_eq!(
+            interpolate("$${TOKEN} $5", &e).as_deref(),
+            Ok("${TOKEN} $5")
+        );
+        assert!(interpolate("${NOPE}", &e).is_err());
+        assert!(interpolate("${bad name}", &e).is_err());
+        assert!(interpolate("${TOKEN", &e).is_err());
+    }
+}

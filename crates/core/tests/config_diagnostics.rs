@@ -1,0 +1,127 @@
+//! Config errors point at file, line and column, and one pass reports every
+//! independent problem.
+
+use std::collections::HashMap;
+
+use connecta_core::config::{ConnectorKind, McpTransport, STARTER_CONFIG, parse_config};
+
+fn env() -> HashMap<String, String> {
+    HashMap::from([("TOKEN".to_string(), "0123456789abcdef-token".to_string())])
+}
+
+#[test]
+fn the_starter_config_parses() {
+    let c = parse_config(STARTER_CONFIG, "connecta.toml", &env()).expect("starter parses");
+    assert_eq!(c.connectors.len(), 1);
+    assert_eq!(c.connectors[0].id, "demo");
+    assert!(c.auth.open);
+}
+
+#[test]
+fn typo_bad_type_and_missing_env_are_all_reported_with_positions() {
+    let text = r#"[server]
+listen = "127.0.0.1:9000"
+
+[auth]
+bearer_tokens = ["${MISSING_TOKEN}"]
+
+[[connector]]
+id = "notes"
+comand = "connecta"
+timeout_ms = "fast"
+"#;
+    let err = parse_config(text, "bad.toml", &env()).expect_err("must fail");
+    let rendered = err.to_string();
+    assert!(
+        rendered.contains("bad.toml:5:18: environment variable MISSING_TOKEN is not set"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("bad.toml:9:1: unknown key `comand`"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("bad.toml:10:14:"), "{rendered}");
+    assert!(rendered.contains("invalid type"), "{rendered}");
+    assert!(err.diagnostics.len() >= 3, "{rendered}");
+}
+
+#[test]
+fn lowering_errors_have_positions_too() {
+    let text = r#"[[connector]]
+id = "a.b"
+command = "x"
+
+[[connector]]
+id = "ok"
+kind = "mcp"
+"#;
+    let err = parse_config(text, "c.toml", &env()).expect_err("must fail");
+    let rendered = err.to_string();
+    assert!(
+        rendered.contains("c.toml:2:6: connector id \"a.b\""),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("needs `url` (streamable HTTP) or `command` (stdio)"),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn env_interpolation_reaches_headers_and_secrets_stay_hidden() {
+    let text = r#"[[connector]]
+id = "everything"
+url = "http://127.0.0.1:3001/mcp"
+headers = { Authorization = "Bearer ${TOKEN}" }
+"#;
+    let c = parse_config(text, "c.toml", &env()).expect("parses");
+    let ConnectorKind::Mcp(m) = &c.connectors[0].kind else {
+        panic!("mcp connector expected")
+    };
+    let McpTransport::Http { headers, .. } = &m.transport else {
+        panic!("http transport expected")
+    };
+    assert_eq!(headers[0].1.expose(), "Bearer 0123456789abcdef-token");
+    assert!(!format!("{c:?}").contains("0123456789abcdef-token"));
+}
+
+#[test]
+fn open_endpoint_is_refused_beyond_loopback() {
+    let text = "[server]\nlisten = \"0.0.0.0:8787\"\n[auth]\nopen = true\n";
+    let err = parse_config(text, "c.toml", &env()).expect_err("must fail");
+    assert!(
+        err.to_string()
+            .contains("c.toml:4:8: auth.open = true is refused"),
+        "{err}"
+    );
+}
+
+#[test]
+fn syntax_errors_are_located() {
+    let err = parse_config("[server\nlisten = 1", "s.toml", &env()).expect_err("must fail");
+    assert_eq!(err.diagnostics[0].line, 1);
+}
+
+#[test]
+fn api_connectors_lower_with_validation() {
+    let text = r#"[[connector]]
+id = "weather"
+kind = "api"
+base_url = "https://api.weather.example"
+[[connector.tool]]
+name = "get_forecast"
+description = "Forecast for a place"
+read_only = true
+method = "GET"
+path = "/forecast/{city}"
+input_schema = { type = "object", properties = { city = { type = "string" } }, required = ["city"] }
+[[connector.tool]]
+name = "broken"
+description = "x"
+path = "/x/{nope}"
+input_schema = { type = "object" }
+"#;
+    let err = parse_config(text, "api.toml", &env()).expect_err("second tool lacks read_only");
+    let r = err.to_string();
+    assert!(r.contains("needs `read_only"), "{r}");
+}
