@@ -1,0 +1,113 @@
+//! The code-runtime seam (`CodeRuntime`) and its JavaScript implementation.
+//!
+//! The seam follows the code-runtime design we adopted: a request carries the
+//! program, the binding namespaces and a cancellation signal; the result
+//! carries `value?`, `logs`, and `error? {kind, message}`. A failed program is
+//! a field on the result, never an `Err` of `run`.
+//!
+//! Architecture invariant: nothing in this crate opens a socket or a file on
+//! behalf of a program. The worker process that runs programs has no network,
+//! files, environment, timers or imports; everything a program can do arrives
+//! through a [`BindingHost`].
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// One global object of async functions exposed to the program.
+///
+/// Function names are hostile input: `__proto__` and `constructor` are
+/// ordinary own names, never prototype members.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BindingNamespace {
+    /// The global identifier the program sees (`[A-Za-z_][A-Za-z0-9_]*`).
+    pub global: String,
+    /// The callable members, by the exact name the program calls.
+    pub functions: Vec<String>,
+}
+
+/// One run: the program and everything the runtime acts on. Bounds are the
+/// runtime's validated configuration, never request knobs.
+#[derive(Debug, Clone)]
+pub struct CodeRunRequest {
+    /// The program source (for JavaScript: an async arrow function expression).
+    pub program: String,
+    /// Host functions exposed to the program, one global per namespace.
+    pub bindings: Vec<BindingNamespace>,
+    /// Host-authored code evaluated after the bindings exist and before the
+    /// program (installs the lazy connector shortcuts). Never model input.
+    pub prelude: Option<String>,
+    /// Fires when the caller goes away: the run stops and resolves `abort`.
+    pub cancel: CancellationToken,
+}
+
+/// A rejected host call, as the program will see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostError {
+    /// The message of the `Error` the program catches.
+    pub message: String,
+    /// Typed fields copied onto the program-visible error (`code`,
+    /// `retryable`, `retryAfterMs`, `details`), when the failure is typed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typed: Option<Value>,
+}
+
+/// The host side of the bindings: the gateway implements this.
+#[async_trait]
+pub trait BindingHost: Send + Sync {
+    async fn call(&self, global: &str, function: &str, args: Value) -> Result<Value, HostError>;
+}
+
+/// Why a run failed. The kinds are orthogonal: a budget expiry is not an
+/// exception, an abort is not a timeout, and a substrate death is neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureKind {
+    /// The program threw, or failed to parse.
+    Exception,
+    /// A budget expired (wall deadline, guest CPU, stall); the message says which.
+    Timeout,
+    /// The request's cancellation fired.
+    Abort,
+    /// The worker died without settling (crash, out of memory, killed).
+    WorkerExit,
+    /// The completion value could not cross as JSON.
+    InvalidOutput,
+    /// Logs or the value exceeded the runtime's output cap.
+    OutputLimit,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CodeRunFailure {
+    pub kind: FailureKind,
+    pub message: String,
+    /// For `exception`: the typed fields found on the thrown value, if any.
+    /// Untrusted: the host matches failures it recorded itself (contract E6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thrown: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CodeRunResult {
+    /// The program's resolved value, when it ran to completion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// Captured `console.log/warn/error` lines, in call order.
+    pub logs: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<CodeRunFailure>,
+}
+
+/// A code runtime. Runs never share state.
+#[async_trait]
+pub trait CodeRuntime: Send + Sync {
+    /// The language programs are written in (`"javascript"`).
+    fn language(&self) -> &'static str;
+    /// The execution substrate, a diagnostic label (`"process"`), not a
+    /// security claim.
+    fn isolation(&self) -> &'static str;
+    async fn run(&self, request: CodeRunRequest, host: Arc<dyn BindingHost>) -> CodeRunResult;
+}
