@@ -37,7 +37,9 @@ async fn the_database_file_is_created_and_reopening_is_idempotent() {
     let (dir, s) = store().await;
     assert!(dir.path().join("connecta.db").exists());
     s.close().await;
-    let again = SqliteStore::open(dir.path()).await.expect("reopen migrates nothing twice");
+    let again = SqliteStore::open(dir.path())
+        .await
+        .expect("reopen migrates nothing twice");
     assert_eq!(again.backend(), "sqlite");
 }
 
@@ -53,9 +55,21 @@ async fn stash_respects_owner_and_expiry() {
     })
     .await
     .expect("put");
-    assert_eq!(s.stash_get("r1", "anonymous", 50).await.expect("get").as_deref(), Some("héllo"));
-    assert_eq!(s.stash_get("r1", "token:other", 50).await.expect("get"), None);
-    assert_eq!(s.stash_get("r1", "anonymous", 100).await.expect("get"), None);
+    assert_eq!(
+        s.stash_get("r1", "anonymous", 50)
+            .await
+            .expect("get")
+            .as_deref(),
+        Some("héllo")
+    );
+    assert_eq!(
+        s.stash_get("r1", "token:other", 50).await.expect("get"),
+        None
+    );
+    assert_eq!(
+        s.stash_get("r1", "anonymous", 100).await.expect("get"),
+        None
+    );
     assert_eq!(s.stash_purge_expired(101).await.expect("purge"), 1);
 }
 
@@ -63,11 +77,20 @@ async fn stash_respects_owner_and_expiry() {
 async fn activity_pages_newest_first_and_filters() {
     let (_d, s) = store().await;
     let events: Vec<_> = (0..25)
-        .map(|i| event(i, if i % 2 == 0 { "a" } else { "b" }, (i % 5 == 0).then_some(ErrorCode::Timeout)))
+        .map(|i| {
+            event(
+                i,
+                if i % 2 == 0 { "a" } else { "b" },
+                (i % 5 == 0).then_some(ErrorCode::Timeout),
+            )
+        })
         .collect();
     s.activity_append(&events).await.expect("append");
     let page = s
-        .activity_list(&ActivityQuery { limit: 10, ..Default::default() })
+        .activity_list(&ActivityQuery {
+            limit: 10,
+            ..Default::default()
+        })
         .await
         .expect("list");
     assert_eq!(page.len(), 10);
@@ -83,13 +106,21 @@ async fn activity_pages_newest_first_and_filters() {
         .expect("list");
     assert_eq!(next[0].id, "ev-0014");
     let timeouts = s
-        .activity_list(&ActivityQuery { limit: 100, outcome: Some(Outcome::Timeout), ..Default::default() })
+        .activity_list(&ActivityQuery {
+            limit: 100,
+            outcome: Some(Outcome::Timeout),
+            ..Default::default()
+        })
         .await
         .expect("list");
     assert_eq!(timeouts.len(), 5);
     assert_eq!(timeouts[0], events[20]);
     let a = s
-        .activity_list(&ActivityQuery { limit: 100, connector: Some("a".into()), ..Default::default() })
+        .activity_list(&ActivityQuery {
+            limit: 100,
+            connector: Some("a".into()),
+            ..Default::default()
+        })
         .await
         .expect("list");
     assert_eq!(a.len(), 13);
@@ -106,7 +137,10 @@ async fn the_writer_batches_and_flushes() {
     }
     sink.flush().await;
     let all = s
-        .activity_list(&ActivityQuery { limit: 5_000, ..Default::default() })
+        .activity_list(&ActivityQuery {
+            limit: 5_000,
+            ..Default::default()
+        })
         .await
         .expect("list");
     assert_eq!(all.len(), 1_000);
@@ -126,10 +160,17 @@ async fn vault_rows_upsert_and_replace_atomically() {
         key_id: "k1".into(),
         updated_at_ms: 1,
     };
-    s.vault_put(&[row("a", "secret", 1), row("b", "secret", 2)]).await.expect("put");
+    s.vault_put(&[row("a", "secret", 1), row("b", "secret", 2)])
+        .await
+        .expect("put");
     s.vault_put(&[row("a", "secret", 3)]).await.expect("upsert");
-    assert_eq!(s.vault_get("a").await.expect("get")[0].ciphertext, vec![3; 8]);
-    s.vault_replace_all(&[row("c", "secret", 4)]).await.expect("replace");
+    assert_eq!(
+        s.vault_get("a").await.expect("get")[0].ciphertext,
+        vec![3; 8]
+    );
+    s.vault_replace_all(&[row("c", "secret", 4)])
+        .await
+        .expect("replace");
     let all = s.vault_list().await.expect("list");
     assert_eq!(all.len(), 1);
     assert_eq!(all[0].connector, "c");
@@ -146,7 +187,18 @@ async fn catalogs_persist() {
         fetched_at_ms: 5,
     };
     s.catalog_put(&c).await.expect("put");
-    s.catalog_put(&StoredCatalog { fingerprint: "f2".into(), ..c.clone() }).await.expect("put");
-    assert_eq!(s.catalog_get("a").await.expect("get").map(|c| c.fingerprint), Some("f2".into()));
+    s.catalog_put(&StoredCatalog {
+        fingerprint: "f2".into(),
+        ..c.clone()
+    })
+    .await
+    .expect("put");
+    assert_eq!(
+        s.catalog_get("a")
+            .await
+            .expect("get")
+            .map(|c| c.fingerprint),
+        Some("f2".into())
+    );
     assert_eq!(s.catalog_get("zz").await.expect("get"), None);
 }

@@ -43,9 +43,10 @@ fn split_case(word: &str) -> Vec<&str> {
 pub(crate) fn stem(word: &str) -> String {
     let n = word.chars().count();
     if n > 4
-        && let Some(base) = word.strip_suffix("ies") {
-            return format!("{base}y");
-        }
+        && let Some(base) = word.strip_suffix("ies")
+    {
+        return format!("{base}y");
+    }
     if n > 4 {
         for suffix in ["sses", "shes", "ches", "xes"] {
             if word.ends_with(suffix) {
@@ -62,12 +63,13 @@ pub(crate) fn stem(word: &str) -> String {
         return word[..word.len() - 1].to_owned();
     }
     if n > 4
-        && let Some(base) = word.strip_suffix("ed") {
-            if base.ends_with('e') || base.ends_with("at") {
-                return base.to_owned();
-            }
+        && let Some(base) = word.strip_suffix("ed")
+    {
+        if base.ends_with('e') || base.ends_with("at") {
             return base.to_owned();
         }
+        return base.to_owned();
+    }
     word.to_owned()
 }
 
