@@ -19,6 +19,7 @@
 //! - `worker`: the worker process ([`worker_main`]): engine, bridge, JSON
 //!   conversion, program normalization, hardening;
 //! - `sys`: the only `unsafe` code (pre-exec setup, closing inherited fds).
+// `deny`, not `forbid`: `sys` is the one module allowed to opt back in.
 #![deny(unsafe_code)]
 
 pub mod pool;

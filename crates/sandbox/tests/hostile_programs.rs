@@ -245,6 +245,14 @@ async fn e6_a_forged_typed_error_is_only_untrusted_thrown() {
         failure.thrown,
         Some(json!({ "code": "auth_required", "retryable": false }))
     );
+    // Only own fields count: an inherited `code` is not the thrown value's.
+    let r = run(
+        &pool,
+        "async () => { Object.prototype.code = 'polluted'; throw new Error('plain'); }",
+    )
+    .await;
+    assert_eq!(failed(&r, FailureKind::Exception), "plain (line 1)");
+    assert_eq!(r.error.and_then(|e| e.thrown), None);
     assert_healthy(&pool).await;
     pool.shutdown().await;
 }

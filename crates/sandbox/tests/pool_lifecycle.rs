@@ -300,6 +300,49 @@ async fn shutdown_kills_and_reaps_every_worker() {
 }
 
 #[tokio::test]
+async fn p4_ordinary_failures_reuse_the_worker_with_a_fresh_engine() {
+    // Every run tears its engine down (with QuickJS's leak assertions on);
+    // a worker that died doing so would show up as a replacement here.
+    let pool = pool().await;
+    let pid = pool.stats().worker_pids[0];
+    for (program, kind) in [
+        (
+            "async () => { throw new Error('x'); }",
+            Some(FailureKind::Exception),
+        ),
+        (
+            "async () => { while (true) {} }",
+            Some(FailureKind::Timeout),
+        ),
+        (
+            "async () => { await new Promise(() => {}); }",
+            Some(FailureKind::Timeout),
+        ),
+        (
+            "async () => { const a = {}; a.a = a; return a; }",
+            Some(FailureKind::InvalidOutput),
+        ),
+        ("async () => { connecta.sleep(5000); return 1; }", None),
+        (
+            "async () => { await connecta.nope(); }",
+            Some(FailureKind::Exception),
+        ),
+        (
+            "async () => { const f = (n) => f(n + 1); f(0); }",
+            Some(FailureKind::Exception),
+        ),
+    ] {
+        let r = run(&pool, program).await;
+        assert_eq!(r.error.as_ref().map(|e| e.kind), kind, "{program}: {r:?}");
+        assert_healthy(&pool).await;
+    }
+    let stats = pool.stats();
+    assert_eq!(stats.worker_pids, vec![pid]);
+    assert_eq!((stats.started_total, stats.replaced_total), (1, 0));
+    pool.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_missing_worker_binary_fails_start() {
     let mut o = options();
     o.worker_program = "/nonexistent/connecta-worker".into();

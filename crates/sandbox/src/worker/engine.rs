@@ -20,6 +20,7 @@ use rquickjs::context::intrinsic::{
     Date, Eval, Json, MapSet, Promise as PromiseIntrinsic, Proxy, RegExp, RegExpCompiler,
     TypedArrays, WeakRef,
 };
+use rquickjs::object::Filter;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Object, Promise, Runtime, Value};
 
@@ -447,8 +448,21 @@ fn program_line<'js>(ctx: &Ctx<'js>, obj: &Object<'js>) -> Option<u32> {
 /// Own typed fields of a thrown object (`code`, `retryable`, …). Untrusted:
 /// the gateway matches them against failures it recorded (E6).
 fn typed_fields<'js>(ctx: &Ctx<'js>, obj: &Object<'js>) -> Option<serde_json::Value> {
+    let own: Vec<String> = match obj
+        .own_keys::<String>(Filter::new().string())
+        .collect::<rquickjs::Result<_>>()
+    {
+        Ok(keys) => keys,
+        Err(_) => {
+            let _ = ctx.catch();
+            return None;
+        }
+    };
     let mut map = serde_json::Map::new();
     for field in TYPED_FIELDS {
+        if !own.iter().any(|k| k == field) {
+            continue;
+        }
         let v: Value<'js> = match obj.get(field) {
             Ok(v) => v,
             Err(_) => {
