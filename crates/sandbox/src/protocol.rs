@@ -62,6 +62,9 @@ pub struct WorkerLimits {
     pub max_arg_bytes: usize,
     /// Serialized result of one host call.
     pub max_result_bytes: usize,
+    /// Host calls one run may have in flight at once (a runtime safety
+    /// bound; the per-run call budget is the gateway's).
+    pub max_inflight_calls: usize,
     /// Raw cap on captured log text per run (a truncation marker follows).
     pub max_log_bytes: usize,
     /// Serialized completion value; over it the run fails `output-limit`.

@@ -316,6 +316,35 @@ async fn arguments_outside_json_fail_the_call_not_the_run() {
 }
 
 #[tokio::test]
+async fn host_calls_in_flight_are_bounded_per_run() {
+    let mut o = options();
+    o.max_inflight_calls = 10;
+    let pool = pool_with(o).await;
+    let r = run(
+        &pool,
+        r#"async () => {
+            const started = [];
+            for (let i = 0; i < 15; i++) started.push(connecta.echo(i).then(() => "ok", (e) => e.message));
+            const first = await Promise.all(started);
+            // Once settled, the slots are free again.
+            const again = await Promise.all([1, 2, 3].map((n) => connecta.echo(n)));
+            return [first.filter((m) => m === "ok").length, first[14], again];
+        }"#,
+    )
+    .await;
+    let v = ok(&r);
+    assert_eq!(v[0], json!(10));
+    assert!(
+        v[1].as_str()
+            .expect("message")
+            .contains("too many host calls in flight"),
+        "{v}"
+    );
+    assert_eq!(v[2], json!([1, 2, 3]));
+    pool.shutdown().await;
+}
+
+#[tokio::test]
 async fn host_calls_receive_all_arguments_as_an_array() {
     let pool = pool().await;
     let r = run(

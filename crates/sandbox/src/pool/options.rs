@@ -44,6 +44,9 @@ pub struct PoolOptions {
     pub max_arg_bytes: usize,
     /// Serialized result of one host call (L6). Default 256 KiB.
     pub max_result_bytes: usize,
+    /// Host calls one run may have in flight at once; more are refused
+    /// (that call rejects). Default 256. The per-run call budget is the gateway's.
+    pub max_inflight_calls: usize,
     /// Raw cap on one run's logs; a marker line follows. Default 64 KiB.
     /// (The gateway applies the contract's 4,000-character cap.)
     pub max_log_bytes: usize,
@@ -82,6 +85,7 @@ impl PoolOptions {
             stack_bytes: MIB,
             max_arg_bytes: 256 * KIB,
             max_result_bytes: 256 * KIB,
+            max_inflight_calls: 256,
             max_log_bytes: 64 * KIB,
             max_value_bytes: 8 * MIB,
             address_space_margin_bytes: 256 * MIB,
@@ -98,6 +102,7 @@ impl PoolOptions {
             cpu_budget_ms: u64::try_from(self.cpu_budget.as_millis()).unwrap_or(u64::MAX),
             max_arg_bytes: self.max_arg_bytes,
             max_result_bytes: self.max_result_bytes,
+            max_inflight_calls: self.max_inflight_calls,
             max_log_bytes: self.max_log_bytes,
             max_value_bytes: self.max_value_bytes,
             address_space_margin_bytes: self.address_space_margin_bytes,
@@ -114,6 +119,7 @@ impl PoolOptions {
             ("max_arg_bytes", self.max_arg_bytes),
             ("max_result_bytes", self.max_result_bytes),
             ("max_value_bytes", self.max_value_bytes),
+            ("max_inflight_calls", self.max_inflight_calls),
         ];
         for (name, value) in positive {
             if value == 0 {

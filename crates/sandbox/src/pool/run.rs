@@ -179,6 +179,13 @@ pub(crate) async fn drive(
                 };
                 match message {
                     FromWorker::Log { line } => logs.push(line),
+                    FromWorker::Call { id, .. } if calls.len() >= cx.limits.max_inflight_calls => {
+                        // The worker enforces this too; one that does not is refused here.
+                        refuse(worker, id, format!(
+                            "too many host calls in flight (at most {})",
+                            cx.limits.max_inflight_calls
+                        ));
+                    }
                     FromWorker::Call { id, global, function, args } => {
                         if let Some(fut) = admit_call(worker, &cx, &declared, &host, id, global, function, args.get()) {
                             calls.push(fut);
@@ -213,15 +220,7 @@ fn admit_call(
     function: String,
     args: &str,
 ) -> Option<HostFuture> {
-    let refuse = |message: String| {
-        let error = HostError {
-            message,
-            typed: None,
-        };
-        if let Ok(frame) = protocol::encode(&ToWorker::Reject { id, error }) {
-            worker.send(frame);
-        }
-    };
+    let refuse = |message: String| refuse(worker, id, message);
     if args.len() > cx.limits.max_arg_bytes {
         // Refused before parsing, naming no address (L6).
         refuse(format!(
@@ -249,6 +248,17 @@ fn admit_call(
         let reply = host.call(&global, &function, args).await;
         (id, reply)
     }))
+}
+
+/// Rejects one call at once, untyped.
+fn refuse(worker: &WorkerProcess, id: u64, message: String) {
+    let error = HostError {
+        message,
+        typed: None,
+    };
+    if let Ok(frame) = protocol::encode(&ToWorker::Reject { id, error }) {
+        worker.send(frame);
+    }
 }
 
 fn reply_frame(id: u64, reply: Result<Value, HostError>, max_result: usize) -> Vec<u8> {

@@ -28,6 +28,9 @@ use crate::{BindingNamespace, HostError};
 /// Typed fields copied from a [`HostError`] onto the program-visible `Error`.
 pub const TYPED_FIELDS: [&str; 4] = ["code", "retryable", "retryAfterMs", "details"];
 
+/// Buffered output is written out once it reaches this size.
+const FLUSH_AT: usize = 64 * 1024;
+
 /// Console methods captured, in the order they are installed.
 const CONSOLE_METHODS: [&str; 5] = ["log", "info", "debug", "warn", "error"];
 
@@ -117,8 +120,17 @@ impl RunState {
         std::mem::take(&mut *self.outbox.borrow_mut())
     }
 
+    /// Buffers a frame; past [`FLUSH_AT`] bytes the buffer is written out
+    /// at once, so a program that logs or calls in a tight loop cannot grow
+    /// the worker's memory. A failed write means the parent is gone; the
+    /// next read sees end-of-file and the worker exits.
     fn queue(&self, frame: Vec<u8>) {
-        self.outbox.borrow_mut().extend_from_slice(&frame);
+        let mut outbox = self.outbox.borrow_mut();
+        outbox.extend_from_slice(&frame);
+        if outbox.len() >= FLUSH_AT {
+            let _ = super::write_stdout(&outbox);
+            outbox.clear();
+        }
     }
 
     /// Drops every outstanding promise capability. Must run before the
@@ -314,6 +326,14 @@ fn host_function<'js>(
     let fname = name.to_owned();
     Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
         let (promise, resolve, reject) = ctx.promise()?;
+        if st.outstanding_calls() >= st.limits.max_inflight_calls {
+            let msg = format!(
+                "too many host calls in flight (at most {}); await some before starting more",
+                st.limits.max_inflight_calls
+            );
+            reject.call::<_, ()>((plain_error(&ctx, &msg)?,))?;
+            return Ok(promise.into_value());
+        }
         match json::args_to_json(&ctx, args.0, st.limits.max_arg_bytes) {
             Ok(text) => {
                 let pending = Pending {

@@ -239,11 +239,16 @@ fn drive<'js, R: Read>(
             ));
         }
         io.write(&state.take_outbox())?;
-        match io.read()? {
+        let settled = match io.read()? {
             None => return Err(WorkerError::ParentGone),
-            Some(ToWorker::Resolve { id, value }) => state.settle(ctx, id, Ok(value))?,
-            Some(ToWorker::Reject { id, error }) => state.settle(ctx, id, Err(error))?,
+            Some(ToWorker::Resolve { id, value }) => state.settle(ctx, id, Ok(value)),
+            Some(ToWorker::Reject { id, error }) => state.settle(ctx, id, Err(error)),
             Some(_) => return Err(WorkerError::Protocol("expected a host reply during a run")),
+        };
+        // Settling can only throw when the heap is exhausted.
+        if let Err(e) = settled {
+            let thrown = caught(ctx, e)?;
+            return Ok(failure_from(ctx, state, thrown));
         }
     }
 }

@@ -58,26 +58,30 @@ impl<R: Read> Io<R> {
         }
     }
 
-    /// Writes straight to the stdout descriptor, bypassing std's line
-    /// buffering: one `write` per flush point, and nothing else ever writes there.
-    fn write(&mut self, mut bytes: &[u8]) -> Result<(), WorkerError> {
-        let stdout = io::stdout();
-        let fd = stdout.as_fd();
-        while !bytes.is_empty() {
-            match nix::unistd::write(fd, bytes) {
-                Ok(0) => return Err(WorkerError::ParentGone),
-                Ok(n) => bytes = &bytes[n..],
-                Err(nix::errno::Errno::EINTR) => {}
-                Err(_) => return Err(WorkerError::ParentGone),
-            }
-        }
-        Ok(())
+    fn write(&mut self, bytes: &[u8]) -> Result<(), WorkerError> {
+        write_stdout(bytes)
     }
 
     fn send(&mut self, message: &FromWorker) -> Result<(), WorkerError> {
         let frame = protocol::encode(message)?;
         self.write(&frame)
     }
+}
+
+/// Writes straight to the stdout descriptor, bypassing std's line
+/// buffering: one `write` per flush point, and nothing else ever writes there.
+fn write_stdout(mut bytes: &[u8]) -> Result<(), WorkerError> {
+    let stdout = io::stdout();
+    let fd = stdout.as_fd();
+    while !bytes.is_empty() {
+        match nix::unistd::write(fd, bytes) {
+            Ok(0) => return Err(WorkerError::ParentGone),
+            Ok(n) => bytes = &bytes[n..],
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return Err(WorkerError::ParentGone),
+        }
+    }
+    Ok(())
 }
 
 /// Entry point of the hidden `__sandbox-worker` subcommand (and of the
