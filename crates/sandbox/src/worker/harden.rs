@@ -37,6 +37,11 @@ pub enum HardenError {
         resource: &'static str,
         source: nix::Error,
     },
+    #[error(
+        "the worker has {0} threads; seccomp filters only the calling thread, so \
+         `worker_main` must run before any other thread (or async runtime) starts"
+    )]
+    Threads(u64),
     #[error("seccomp: {0}")]
     Seccomp(#[from] seccompiler::Error),
     #[error("seccomp filter: {0}")]
@@ -77,12 +82,18 @@ const ALLOWED: &[(i64, &str)] = &[
 /// Applies all hardening to the current (single-threaded) process.
 pub fn apply(limits: &WorkerLimits) -> Result<HardeningReport, HardenError> {
     let mut report = HardeningReport::default();
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let threads = status_field(&status, "Threads:").unwrap_or(1);
+    if threads != 1 {
+        return Err(HardenError::Threads(threads));
+    }
 
     crate::sys::close_inherited_fds();
     nix::sys::prctl::set_no_new_privs().map_err(HardenError::NoNewPrivs)?;
     report.no_new_privs = true;
 
-    let address_space = address_space_now()
+    let address_space = status_field(&status, "VmSize:")
+        .map_or(256 * 1024 * 1024, |kb| kb * 1024)
         .saturating_add(limits.heap_bytes as u64)
         .saturating_add(limits.address_space_margin_bytes as u64);
     for (resource, name, value) in [
@@ -144,15 +155,10 @@ pub fn filter() -> Result<BpfProgram, HardenError> {
     Ok(filter.try_into()?)
 }
 
-/// The process's current virtual size (`VmSize`), in bytes.
-fn address_space_now() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| {
-                let kb = l.strip_prefix("VmSize:")?.trim().strip_suffix("kB")?.trim();
-                kb.parse::<u64>().ok()
-            })
-        })
-        .map_or(256 * 1024 * 1024, |kb| kb * 1024)
+/// A numeric field of `/proc/self/status` (`VmSize:` is in kB).
+fn status_field(status: &str, name: &str) -> Option<u64> {
+    status.lines().find_map(|l| {
+        let value = l.strip_prefix(name)?.trim();
+        value.trim_end_matches("kB").trim().parse().ok()
+    })
 }
