@@ -57,8 +57,9 @@ fn rss_kib(pid: u32) -> Option<u64> {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+    // One thread: the run, the pipes and the I/O driver together, so the
+    // figures are the sandbox's, not cross-thread wake-ups of the harness.
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");

@@ -4,18 +4,20 @@
 //! A worker is started with an empty environment, cwd `/`, piped stdin and
 //! stdout, stderr forwarded line by line into `tracing`, in its own process
 //! group, and with a parent-death signal so a dead gateway leaves no worker
-//! behind. Writes go through a dedicated task so the run loop never blocks on
-//! a full pipe while the worker is itself blocked writing to us.
+//! behind. Frames to the worker are queued and written only while the pipe
+//! accepts them ([`Outbox`]), from the same `select!` that reads, so the run
+//! loop never blocks on a full pipe while the worker is itself blocked
+//! writing to us, and a write costs no task hand-off.
 //!
 //! Must never: signal a process it has already reaped (the pid may have been
 //! reused), or leave a child unreaped once it is retired.
 
+use std::collections::VecDeque;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdout, Command};
-use tokio::sync::mpsc;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
 use super::PoolOptions;
@@ -42,11 +44,10 @@ const MAX_STDERR_LINE: usize = 2048;
 pub(crate) struct WorkerProcess {
     child: Child,
     pub(crate) pid: u32,
-    outbox: mpsc::UnboundedSender<Vec<u8>>,
+    pub(crate) outbox: Outbox,
     pub(crate) frames: FrameReader<ChildStdout>,
     pub(crate) runs: u32,
     pub(crate) hardening: HardeningReport,
-    writer: JoinHandle<()>,
     stderr: Option<JoinHandle<()>>,
 }
 
@@ -72,20 +73,12 @@ impl WorkerProcess {
             source,
         })?;
         let pid = child.id().unwrap_or(0);
-        let (Some(mut stdin), Some(stdout), Some(stderr)) =
+        let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             return Err(SpawnError::Handshake("worker pipes missing".into()));
         };
 
-        let (outbox, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let writer = tokio::spawn(async move {
-            while let Some(frame) = rx.recv().await {
-                if stdin.write_all(&frame).await.is_err() {
-                    break;
-                }
-            }
-        });
         let stderr = tokio::spawn(forward_stderr(pid, stderr));
 
         let max_frame = limits
@@ -96,11 +89,14 @@ impl WorkerProcess {
         let mut worker = WorkerProcess {
             child,
             pid,
-            outbox,
+            outbox: Outbox {
+                stdin,
+                queue: VecDeque::new(),
+                written: 0,
+            },
             frames: FrameReader::new(stdout, max_frame),
             runs: 0,
             hardening: HardeningReport::default(),
-            writer,
             stderr: Some(stderr),
         };
 
@@ -109,8 +105,12 @@ impl WorkerProcess {
             harden: options.harden,
         });
         let frame = protocol::encode(&init).map_err(|e| SpawnError::Handshake(e.to_string()))?;
-        worker.send(frame);
-        let ready = tokio::time::timeout(options.startup_timeout, worker.frames.next()).await;
+        // The worker reads `init` before it writes anything: no deadlock.
+        let sent = worker.outbox.stdin.write_all(&frame).await;
+        let ready = match sent {
+            Ok(()) => tokio::time::timeout(options.startup_timeout, worker.frames.next()).await,
+            Err(e) => Ok(Err(e.into())),
+        };
         let outcome = match ready {
             Err(_) => Err("timed out".to_owned()),
             Ok(Err(e)) => Err(e.to_string()),
@@ -142,10 +142,9 @@ impl WorkerProcess {
         }
     }
 
-    /// Queues a frame for the writer task. A dead worker is noticed by the
-    /// reader (end of stream), so a failed send is not an error here.
-    pub(crate) fn send(&self, frame: Vec<u8>) {
-        let _ = self.outbox.send(frame);
+    /// Queues a frame; it is written by [`Outbox::write_some`] in the run loop.
+    pub(crate) fn send(&mut self, frame: Vec<u8>) {
+        self.outbox.queue.push_back(frame);
     }
 
     /// Whether the process has already exited (checked before reuse).
@@ -179,12 +178,48 @@ impl WorkerProcess {
     pub(crate) async fn reap(mut self) -> Option<ExitStatus> {
         self.kill();
         let status = self.child.wait().await.ok();
-        self.writer.abort();
         if let Some(stderr) = self.stderr.take() {
             // Let the forwarder drain what the worker wrote before dying.
             let _ = tokio::time::timeout(Duration::from_millis(200), stderr).await;
         }
         status
+    }
+}
+
+/// Frames waiting to be written to the worker's stdin, in order.
+#[derive(Debug)]
+pub(crate) struct Outbox {
+    stdin: ChildStdin,
+    queue: VecDeque<Vec<u8>>,
+    /// Bytes of the front frame already written.
+    written: usize,
+}
+
+impl Outbox {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Writes once (cancel-safe: a dropped call wrote nothing). A failed
+    /// write means the worker is gone; the queue is dropped and the reader
+    /// reports the exit.
+    pub(crate) async fn write_some(&mut self) {
+        let Some(front) = self.queue.front() else {
+            return;
+        };
+        match self.stdin.write(&front[self.written..]).await {
+            Ok(n) if n > 0 => {
+                self.written += n;
+                if self.written == front.len() {
+                    self.queue.pop_front();
+                    self.written = 0;
+                }
+            }
+            _ => {
+                self.queue.clear();
+                self.written = 0;
+            }
+        }
     }
 }
 

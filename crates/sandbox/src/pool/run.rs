@@ -162,6 +162,7 @@ pub(crate) async fn drive(
                 );
                 return (fail(FailureKind::Timeout, msg, logs.lines), Fate::Retire);
             }
+            () = worker.outbox.write_some(), if !worker.outbox.is_empty() => {}
             frame = worker.frames.next() => {
                 let body = match frame {
                     Ok(Some(body)) => body,
@@ -211,7 +212,7 @@ pub(crate) async fn drive(
 /// with a refusal.
 #[allow(clippy::too_many_arguments)]
 fn admit_call(
-    worker: &WorkerProcess,
+    worker: &mut WorkerProcess,
     cx: &RunContext<'_>,
     declared: &HashMap<String, HashSet<String>>,
     host: &Arc<dyn BindingHost>,
@@ -220,7 +221,7 @@ fn admit_call(
     function: String,
     args: &str,
 ) -> Option<HostFuture> {
-    let refuse = |message: String| refuse(worker, id, message);
+    let mut refuse = |message: String| refuse(worker, id, message);
     if args.len() > cx.limits.max_arg_bytes {
         // Refused before parsing, naming no address (L6).
         refuse(format!(
@@ -251,7 +252,7 @@ fn admit_call(
 }
 
 /// Rejects one call at once, untyped.
-fn refuse(worker: &WorkerProcess, id: u64, message: String) {
+fn refuse(worker: &mut WorkerProcess, id: u64, message: String) {
     let error = HostError {
         message,
         typed: None,
