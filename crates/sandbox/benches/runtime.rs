@@ -1,6 +1,8 @@
 //! Sandbox latency: a program on a freshly started worker (cold), and warm
 //! runs with and without one host call, through `CodeRuntime::run` with
-//! hardening on, IPC included. Also prints the idle worker's RSS.
+//! hardening on, IPC included. Also prints the idle worker's RSS and a
+//! per-run latency distribution (criterion's estimates are per-sample
+//! means, which a loaded machine's tail pulls up).
 //!
 //! `cargo bench -p connecta-sandbox --bench runtime`
 
@@ -14,6 +16,10 @@ use connecta_sandbox::{
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+const NOOP: &str = "async () => 1";
+const ONE_CALL: &str =
+    "async () => { const r = await connecta.call('ci.get_run', { runId: 42 }); return r; }";
 
 const WORKER: &str = env!("CARGO_BIN_EXE_connecta-sandbox-worker");
 
@@ -72,22 +78,32 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("sandbox");
     group.bench_function("warm_noop", |b| {
         b.to_async(&rt)
-            .iter(|| async { pool.run(request("async () => 1"), host.clone()).await })
+            .iter(|| async { pool.run(request(NOOP), host.clone()).await })
     });
     group.bench_function("warm_one_host_call", |b| {
         b.to_async(&rt).iter(|| async {
-            let r = pool
-                .run(
-                    request("async () => { const r = await connecta.call('ci.get_run', { runId: 42 }); return r; }"),
-                    host.clone(),
-                )
-                .await;
+            let r = pool.run(request(ONE_CALL), host.clone()).await;
             debug_assert!(r.error.is_none());
             r
         })
     });
     let pid = pool.stats().worker_pids[0];
     eprintln!("idle worker RSS after warm runs: {:?} KiB", rss_kib(pid));
+    for (name, program) in [("warm_noop", NOOP), ("warm_one_host_call", ONE_CALL)] {
+        let mut micros: Vec<u128> = (0..2000)
+            .map(|_| {
+                let started = Instant::now();
+                let r = rt.block_on(pool.run(request(program), host.clone()));
+                assert!(r.error.is_none());
+                started.elapsed().as_micros()
+            })
+            .collect();
+        micros.sort_unstable();
+        eprintln!(
+            "{name} per run over 2000 runs: p50 {} us, p95 {} us, p99 {} us",
+            micros[1000], micros[1900], micros[1980]
+        );
+    }
     rt.block_on(pool.shutdown());
 
     group.sample_size(20);
