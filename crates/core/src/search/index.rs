@@ -1,75 +1,147 @@
-//! Per-connector inverted indexes and the query that ranks across them.
+//! The index of one catalog: built once per catalog fingerprint, immutable,
+//! shared behind `Arc` and merged with other catalogs' indexes at query time.
+//!
+//! Layout is chosen for a small footprint and a fast warm query: terms are
+//! interned once, postings live in one flat array (compressed-row style, one
+//! `u32` per posting carrying the tool and the fields it matched in), and the
+//! token sequence of every tool name is kept for the exact- and complete-name
+//! tiers. Connector-level text (the id and the configured description) is
+//! stored once per index, not copied into every tool's postings.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::catalog::{Catalog, ToolDef};
-use crate::policy::Safety;
+use crate::catalog::Catalog;
 
-use super::tokenize::tokenize;
+use super::tokenize::{for_each_index_term, for_each_term, is_indexed};
 
-const NAME_WEIGHT: f32 = 3.0;
-const TITLE_WEIGHT: f32 = 2.0;
-const DESCRIPTION_WEIGHT: f32 = 1.0;
-const K1: f32 = 1.2;
-const B: f32 = 0.75;
+/// Field bits carried by a posting.
+pub(crate) const F_NAME: u8 = 1;
+pub(crate) const F_TITLE: u8 = 2;
+pub(crate) const F_DESC: u8 = 4;
+const FIELD_BITS: u32 = 3;
+const FIELD_MASK: u32 = (1 << FIELD_BITS) - 1;
 
-/// Conversational words that carry no intent; ignored for scoring only.
-const STOPWORDS: &[&str] = &[
-    "a", "an", "the", "i", "me", "my", "we", "our", "you", "your", "to", "of", "for", "in", "on",
-    "at", "by", "with", "and", "or", "please", "can", "could", "would", "want", "need", "help",
-    "some", "any", "this", "that", "these", "those", "it", "its", "is", "are", "be", "do", "does",
-    "how", "what", "which", "tool", "using", "use", "from", "into", "about", "like", "just",
-    "there", "all",
-];
+/// Tools per index are bounded by the posting encoding (29 bits of id).
+pub const MAX_TOOLS_PER_INDEX: usize = 1 << (32 - FIELD_BITS);
 
-/// The index of one catalog, built once per catalog fingerprint.
 #[derive(Debug)]
 pub struct CatalogIndex {
     catalog: Arc<Catalog>,
-    postings: HashMap<String, Vec<(u32, f32)>>,
-    doc_len: Vec<f32>,
-    avg_len: f32,
-    /// Lowercased tool names, for the exact-name tier.
-    names: Vec<String>,
+    /// Interned terms → term id.
+    vocab: HashMap<Box<str>, u32>,
+    /// `postings[offsets[t]..offsets[t + 1]]` are term `t`'s postings, each
+    /// `tool << 3 | fields`, in tool order.
+    offsets: Vec<u32>,
+    postings: Vec<u32>,
+    /// `name_terms[name_offsets[i]..name_offsets[i + 1]]` is tool `i`'s name
+    /// as a term sequence, stopwords included.
+    name_offsets: Vec<u32>,
+    name_terms: Vec<u32>,
+    /// The connector id as a term sequence (for `connector tool` exact names).
+    connector_terms: Vec<u32>,
+    /// Sorted, deduplicated terms of the connector id and description: a
+    /// query term in this set matches every tool of the catalog.
+    connector_vocab: Vec<u32>,
 }
 
 impl CatalogIndex {
+    /// Index a catalog with no connector description.
     pub fn build(catalog: Arc<Catalog>) -> CatalogIndex {
-        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
-        let mut doc_len = Vec::with_capacity(catalog.len());
-        let mut names = Vec::with_capacity(catalog.len());
-        for (i, tool) in catalog.tools().iter().enumerate() {
-            let mut tf: HashMap<String, f32> = HashMap::new();
-            let mut len = 0.0;
-            let mut add = |text: &str, w: f32| {
-                for t in tokenize(text) {
-                    *tf.entry(t).or_default() += w;
-                    len += w;
-                }
-            };
-            add(&tool.name, NAME_WEIGHT);
-            if let Some(t) = &tool.title {
-                add(t, TITLE_WEIGHT);
+        CatalogIndex::with_description(catalog, None)
+    }
+
+    /// Index a catalog; `description` is the connector's configured
+    /// description, whose words then match every tool of this connector.
+    pub fn with_description(catalog: Arc<Catalog>, description: Option<&str>) -> CatalogIndex {
+        let n = catalog.len().min(MAX_TOOLS_PER_INDEX);
+        let mut vocab: HashMap<Box<str>, u32> = HashMap::new();
+        let mut intern = |term: &str| -> u32 {
+            if let Some(&id) = vocab.get(term) {
+                return id;
             }
-            add(tool.description(), DESCRIPTION_WEIGHT);
-            for (term, f) in tf {
-                postings.entry(term).or_default().push((i as u32, f));
-            }
-            doc_len.push(len);
-            names.push(tool.name.to_lowercase());
-        }
-        let avg_len = if doc_len.is_empty() {
-            1.0
-        } else {
-            doc_len.iter().sum::<f32>() / doc_len.len() as f32
+            let id = vocab.len() as u32;
+            vocab.insert(term.into(), id);
+            id
         };
+        // Pass 1: (term, tool, fields) triples, merged per tool.
+        let mut triples: Vec<(u32, u32, u8)> = Vec::with_capacity(n * 12);
+        let mut name_offsets = Vec::with_capacity(n + 1);
+        let mut name_terms = Vec::with_capacity(n * 3);
+        name_offsets.push(0);
+        let mut per_tool: Vec<(u32, u8)> = Vec::with_capacity(32);
+        for (i, tool) in catalog.tools().iter().take(n).enumerate() {
+            per_tool.clear();
+            for_each_term(&tool.name, |t, _| name_terms.push(intern(t)));
+            for_each_index_term(&tool.name, |t, s| {
+                if is_indexed(t, s) {
+                    per_tool.push((intern(t), F_NAME));
+                }
+            });
+            name_offsets.push(name_terms.len() as u32);
+            let titles = tool.title.iter().chain(tool.annotations.title.iter());
+            for title in titles {
+                for_each_index_term(title, |t, s| {
+                    if is_indexed(t, s) {
+                        per_tool.push((intern(t), F_TITLE));
+                    }
+                });
+            }
+            for_each_index_term(tool.description(), |t, s| {
+                if is_indexed(t, s) {
+                    per_tool.push((intern(t), F_DESC));
+                }
+            });
+            per_tool.sort_unstable_by_key(|&(t, _)| t);
+            let mut k = 0;
+            while k < per_tool.len() {
+                let (term, mut fields) = per_tool[k];
+                k += 1;
+                while k < per_tool.len() && per_tool[k].0 == term {
+                    fields |= per_tool[k].1;
+                    k += 1;
+                }
+                triples.push((term, i as u32, fields));
+            }
+        }
+        let mut connector_terms = Vec::new();
+        for_each_term(&catalog.connector, |t, _| connector_terms.push(intern(t)));
+        let mut connector_vocab = connector_terms.clone();
+        for_each_index_term(description.unwrap_or(""), |t, s| {
+            if is_indexed(t, s) {
+                connector_vocab.push(intern(t));
+            }
+        });
+        connector_vocab.sort_unstable();
+        connector_vocab.dedup();
+
+        // Pass 2: counting sort into the flat posting array. Tools were
+        // visited in order, so each term's postings stay in tool order.
+        let terms = vocab.len();
+        let mut offsets = vec![0u32; terms + 1];
+        for &(t, _, _) in &triples {
+            offsets[t as usize + 1] += 1;
+        }
+        for t in 0..terms {
+            offsets[t + 1] += offsets[t];
+        }
+        let mut fill = offsets.clone();
+        let mut postings = vec![0u32; triples.len()];
+        for &(t, tool, fields) in &triples {
+            let slot = &mut fill[t as usize];
+            postings[*slot as usize] = tool << FIELD_BITS | u32::from(fields);
+            *slot += 1;
+        }
+        vocab.shrink_to_fit();
         CatalogIndex {
             catalog,
+            vocab,
+            offsets,
             postings,
-            doc_len,
-            avg_len: avg_len.max(1.0),
-            names,
+            name_offsets,
+            name_terms,
+            connector_terms,
+            connector_vocab,
         }
     }
 
@@ -77,292 +149,112 @@ impl CatalogIndex {
         &self.catalog
     }
 
-    fn df(&self, term: &str) -> usize {
-        self.postings.get(term).map_or(0, Vec::len)
+    pub fn connector(&self) -> &str {
+        &self.catalog.connector
     }
-}
 
-#[derive(Debug, Clone)]
-pub struct SearchQuery<'a> {
-    pub query: &'a str,
-    pub safety: Safety,
-    pub limit: usize,
-    pub offset: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatchMode {
-    /// Empty query: every tool, in catalog order.
-    Browse,
-    /// The top match carries every usable query term.
-    All,
-    /// No tool carries every term; the best partial matches are returned.
-    Partial,
-    /// Nothing matched (or the query had no usable terms).
-    None,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct QueryAnalysis {
-    pub represented: Vec<String>,
-    pub unmatched: Vec<String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Hit {
-    pub connector: String,
-    pub tool: Arc<ToolDef>,
-    pub score: f32,
-}
-
-#[derive(Debug, Clone)]
-pub struct SearchHits {
-    pub hits: Vec<Hit>,
-    pub total: usize,
-    pub mode: MatchMode,
-    pub analysis: QueryAnalysis,
-}
-
-/// Rank the tools of `indexes` against `q`. IDF is computed over exactly the
-/// catalogs searched.
-pub fn search(indexes: &[Arc<CatalogIndex>], q: &SearchQuery<'_>) -> SearchHits {
-    let raw_terms = tokenize(q.query);
-    if q.query.trim().is_empty() {
-        return browse(indexes, q);
+    /// Tools covered by this index (the catalog's, up to the posting bound).
+    pub fn len(&self) -> usize {
+        self.name_offsets.len() - 1
     }
-    let mut terms: Vec<String> = raw_terms
-        .iter()
-        .filter(|t| !STOPWORDS.contains(&t.as_str()))
-        .cloned()
-        .collect();
-    terms.dedup();
-    if terms.is_empty() {
-        return SearchHits {
-            hits: Vec::new(),
-            total: 0,
-            mode: MatchMode::None,
-            analysis: QueryAnalysis::default(),
-        };
-    }
-    let n_docs: usize = indexes.iter().map(|i| i.catalog.len()).sum();
-    let idf: Vec<f32> = terms
-        .iter()
-        .map(|t| {
-            let df: usize = indexes.iter().map(|i| i.df(t)).sum();
-            let n = n_docs as f32;
-            let df = df as f32;
-            ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
-        })
-        .collect();
-    let query_lower = q.query.trim().to_lowercase();
 
-    struct Scored {
-        tier: u8,
-        score: f32,
-        index: usize,
-        tool: u32,
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
-    let mut scored: Vec<Scored> = Vec::new();
-    let mut represented = vec![false; terms.len()];
-    for (ix, index) in indexes.iter().enumerate() {
-        let mut acc: HashMap<u32, (f32, u32)> = HashMap::new();
-        for (ti, term) in terms.iter().enumerate() {
-            let Some(list) = index.postings.get(term) else {
-                continue;
-            };
-            for &(doc, tf) in list {
-                let dl = index.doc_len[doc as usize];
-                let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / index.avg_len));
-                let e = acc.entry(doc).or_default();
-                e.0 += idf[ti] * norm;
-                e.1 |= 1 << ti.min(31);
-            }
-        }
-        for (doc, (score, mask)) in acc {
-            let tool = &index.catalog.tools()[doc as usize];
-            if !q.safety.admits(&tool.annotations) {
-                continue;
-            }
-            for (ti, r) in represented.iter_mut().enumerate() {
-                if mask & (1 << ti.min(31)) != 0 {
-                    *r = true;
-                }
-            }
-            let complete = mask.count_ones() as usize >= terms.len().min(32);
-            let exact = index.names[doc as usize] == query_lower
-                || format!("{}.{}", index.catalog.connector, index.names[doc as usize])
-                    == query_lower;
-            let tier = if exact {
-                0
-            } else if complete {
-                1
-            } else {
-                2
-            };
-            scored.push(Scored {
-                tier,
-                score,
-                index: ix,
-                tool: doc,
-            });
-        }
-    }
-    scored.sort_by(|a, b| {
-        a.tier
-            .cmp(&b.tier)
-            .then(b.score.total_cmp(&a.score))
-            .then(a.index.cmp(&b.index))
-            .then(a.tool.cmp(&b.tool))
-    });
-    let mode = match scored.first() {
-        None => MatchMode::None,
-        Some(s) if s.tier <= 1 => MatchMode::All,
-        Some(_) => MatchMode::Partial,
-    };
-    let analysis = if mode == MatchMode::Partial {
-        QueryAnalysis {
-            represented: terms
-                .iter()
-                .zip(&represented)
-                .filter(|(_, r)| **r)
-                .map(|(t, _)| t.clone())
-                .collect(),
-            unmatched: terms
-                .iter()
-                .zip(&represented)
-                .filter(|(_, r)| !**r)
-                .map(|(t, _)| t.clone())
-                .collect(),
-        }
-    } else {
-        QueryAnalysis::default()
-    };
-    let total = scored.len();
-    let hits = scored
-        .into_iter()
-        .skip(q.offset)
-        .take(q.limit)
-        .map(|s| Hit {
-            connector: indexes[s.index].catalog.connector.clone(),
-            tool: indexes[s.index].catalog.tools()[s.tool as usize].clone(),
-            score: s.score,
-        })
-        .collect();
-    SearchHits {
-        hits,
-        total,
-        mode,
-        analysis,
-    }
-}
 
-fn browse(indexes: &[Arc<CatalogIndex>], q: &SearchQuery<'_>) -> SearchHits {
-    let all = indexes.iter().flat_map(|i| {
-        i.catalog
-            .tools()
+    pub(crate) fn term_id(&self, term: &str) -> Option<u32> {
+        self.vocab.get(term).copied()
+    }
+
+    /// `(tool, fields)` postings of a term.
+    pub(crate) fn postings(&self, term: u32) -> impl Iterator<Item = (u32, u8)> + '_ {
+        let t = term as usize;
+        self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize]
             .iter()
-            .filter(|t| q.safety.admits(&t.annotations))
-            .map(move |t| (i, t))
-    });
-    let total = all.clone().count();
-    let hits = all
-        .skip(q.offset)
-        .take(q.limit)
-        .map(|(i, t)| Hit {
-            connector: i.catalog.connector.clone(),
-            tool: t.clone(),
-            score: 0.0,
-        })
-        .collect();
-    SearchHits {
-        hits,
-        total,
-        mode: MatchMode::Browse,
-        analysis: QueryAnalysis::default(),
+            .map(|&p| (p >> FIELD_BITS, (p & FIELD_MASK) as u8))
+    }
+
+    /// Tools containing a term in any field, counting connector-level text.
+    pub(crate) fn doc_freq(&self, term: u32) -> usize {
+        if self.is_connector_term(term) {
+            self.len()
+        } else {
+            let t = term as usize;
+            (self.offsets[t + 1] - self.offsets[t]) as usize
+        }
+    }
+
+    pub(crate) fn is_connector_term(&self, term: u32) -> bool {
+        self.connector_vocab.binary_search(&term).is_ok()
+    }
+
+    pub(crate) fn name_terms(&self, tool: u32) -> &[u32] {
+        let i = tool as usize;
+        &self.name_terms[self.name_offsets[i] as usize..self.name_offsets[i + 1] as usize]
+    }
+
+    pub(crate) fn connector_terms(&self) -> &[u32] {
+        &self.connector_terms
+    }
+
+    /// Approximate heap bytes held by the index itself (the catalog it
+    /// points to is not counted), for the memory report.
+    pub fn heap_bytes(&self) -> usize {
+        let vocab: usize = self
+            .vocab
+            .keys()
+            .map(|k| k.len() + std::mem::size_of::<(Box<str>, u32)>() + 8)
+            .sum();
+        vocab
+            + 4 * (self.offsets.capacity()
+                + self.postings.capacity()
+                + self.name_offsets.capacity()
+                + self.name_terms.capacity()
+                + self.connector_terms.capacity()
+                + self.connector_vocab.capacity())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::ToolDef;
     use crate::policy::Annotations;
     use serde_json::json;
 
-    fn tool(name: &str, desc: &str, ro: bool) -> ToolDef {
+    fn tool(name: &str, desc: &str) -> ToolDef {
         ToolDef {
             name: name.into(),
             title: None,
             description: Some(desc.into()),
-            input_schema: Arc::new(json!({"type":"object"})),
+            input_schema: Arc::new(json!({"type": "object"})),
             output_schema: None,
-            annotations: Annotations {
-                read_only_hint: Some(ro),
-                ..Annotations::default()
-            },
+            annotations: Annotations::default(),
         }
     }
 
-    fn idx() -> Vec<Arc<CatalogIndex>> {
-        let a = Catalog::new(
+    #[test]
+    fn postings_carry_fields_and_stay_in_tool_order() {
+        let cat = Catalog::new(
             "gh",
             vec![
-                tool("list_issues", "List issues in a repository", true),
-                tool("create_issue", "Create a new issue", false),
-                tool("get_pull_request", "Get one pull request", true),
+                tool("list_issues", "List issues in a repository"),
+                tool("get_repo", "Get one repository"),
+                tool("issue_stats", "Statistics"),
             ],
         );
-        let b = Catalog::new(
-            "notes",
-            vec![tool("search_notes", "Search notes by text", true)],
-        );
-        vec![
-            Arc::new(CatalogIndex::build(Arc::new(a))),
-            Arc::new(CatalogIndex::build(Arc::new(b))),
-        ]
-    }
-
-    fn q(query: &str) -> SearchQuery<'_> {
-        SearchQuery {
-            query,
-            safety: Safety::All,
-            limit: 8,
-            offset: 0,
-        }
-    }
-
-    #[test]
-    fn ranks_name_matches_first() {
-        let r = search(&idx(), &q("list issues"));
-        assert_eq!(r.hits[0].tool.name, "list_issues");
-        assert_eq!(r.mode, MatchMode::All);
-    }
-
-    #[test]
-    fn exact_name_is_first_tier() {
-        let r = search(&idx(), &q("create_issue"));
-        assert_eq!(r.hits[0].tool.name, "create_issue");
-    }
-
-    #[test]
-    fn safety_filter_uses_the_predicate() {
-        let mut query = q("issue");
-        query.safety = Safety::ReadOnly;
-        let r = search(&idx(), &query);
-        assert!(r.hits.iter().all(|h| h.tool.read_only()));
-    }
-
-    #[test]
-    fn stopword_only_query_is_no_match_and_empty_browses() {
-        assert_eq!(search(&idx(), &q("please the")).mode, MatchMode::None);
-        let b = search(&idx(), &q(""));
-        assert_eq!(b.mode, MatchMode::Browse);
-        assert_eq!(b.total, 4);
-    }
-
-    #[test]
-    fn partial_reports_unmatched_terms() {
-        let r = search(&idx(), &q("issues zebra"));
-        assert_eq!(r.mode, MatchMode::Partial);
-        assert_eq!(r.analysis.unmatched, vec!["zebra".to_string()]);
+        let idx = CatalogIndex::with_description(Arc::new(cat), Some("GitHub code hosting"));
+        let issue = idx.term_id("issu").expect("indexed");
+        let p: Vec<(u32, u8)> = idx.postings(issue).collect();
+        assert_eq!(p, vec![(0, F_NAME | F_DESC), (2, F_NAME)]);
+        let repo = idx.term_id("repository").expect("abbreviation folded");
+        assert_eq!(idx.doc_freq(repo), 2);
+        let github = idx
+            .term_id("github")
+            .expect("connector description indexed");
+        assert_eq!(idx.doc_freq(github), 3);
+        assert!(idx.term_id("in").is_none(), "stopwords are not indexed");
+        assert_eq!(idx.name_terms(0).len(), 2);
+        assert!(idx.heap_bytes() > 0);
     }
 }

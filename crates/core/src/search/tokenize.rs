@@ -1,93 +1,495 @@
-//! Tokenizer shared by indexing and querying: splits camelCase, acronyms,
-//! snake_case and kebab-case, lowercases, and folds narrow inflections.
+//! The tokenizer shared by indexing and querying.
+//!
+//! Text is split into words at every non-alphanumeric character, each word is
+//! split at case boundaries (`camelCase`, `HTTPServer`, `getV2Users`), then
+//! lowercased and folded with a deliberately narrow stemmer: plurals, `-ies`
+//! to `-y`, `-ed`, and a final `e`. Letters and digits stay together
+//! (`s3`, `v2`, `k8s`), because splitting them produces one-letter terms that
+//! match everything. Matching is always whole-term: `issue` and `issues` meet,
+//! `is` and `issue` never do.
+//!
+//! A handful of software abbreviations are expanded on both sides (`repo`,
+//! `PRs`, `db`, `k8s`…). This is normalization of spelling, not a synonym
+//! list: it never relates two different words, only two spellings of one.
+//!
+//! Stopwords are conversational function words. They are never scored, but
+//! they stay in the raw token sequence so that an exact tool name such as
+//! `list_all_organizations` is still recognized.
 
-/// Split text into normalized terms.
-pub fn tokenize(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
+use std::borrow::Cow;
+
+/// What a query token is used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TermKind {
+    /// A content word: scored, counted for coverage.
+    Scored,
+    /// A number: scored when some tool carries it, never counted as missing
+    /// (numbers in queries are usually argument values such as an issue id).
+    Soft,
+    /// A conversational function word: ignored for scoring only.
+    Stop,
+}
+
+/// Call `f` with every normalized term of `text`, in order, with the
+/// lowercased surface word it came from.
+pub fn for_each_term(text: &str, f: impl FnMut(&str, &str)) {
+    terms(text, false, f)
+}
+
+/// Like [`for_each_term`], and a word split at case boundaries into two or
+/// three parts also yields its joined form, so that a query typed `github`
+/// finds text written `GitHub` (and `GitHub` finds it through the parts).
+pub(crate) fn for_each_index_term(text: &str, f: impl FnMut(&str, &str)) {
+    terms(text, true, f)
+}
+
+fn terms(text: &str, joined: bool, mut f: impl FnMut(&str, &str)) {
+    let mut lower = String::new();
     for word in text.split(|c: char| !c.is_alphanumeric()) {
         if word.is_empty() {
             continue;
         }
-        for part in split_case(word) {
-            let lower = part.to_lowercase();
-            out.push(stem(&lower));
+        let parts = split_case(word);
+        if joined && (2..=3).contains(&parts.len()) {
+            lower.clear();
+            lower.extend(acronym_singular(word).chars().flat_map(char::to_lowercase));
+            let stemmed = stem(&lower);
+            f(&stemmed, &lower);
+        }
+        for part in parts {
+            let part = acronym_singular(part);
+            lower.clear();
+            lower.extend(part.chars().flat_map(char::to_lowercase));
+            let stemmed = stem(&lower);
+            match expand(&stemmed) {
+                Some(parts) => {
+                    for p in parts {
+                        f(p, &lower);
+                    }
+                }
+                None => f(&stemmed, &lower),
+            }
         }
     }
+}
+
+/// Split text into normalized terms (convenience over [`for_each_term`]).
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_term(text, |t, _| out.push(t.to_owned()));
     out
 }
 
-/// `getHTTPResponse2` → `get`, `HTTP`, `Response`, `2`.
-fn split_case(word: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = word.char_indices().collect();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for i in 1..chars.len() {
-        let (idx, c) = chars[i];
-        let (_, prev) = chars[i - 1];
-        let next = chars.get(i + 1).map(|&(_, n)| n);
-        let boundary = (prev.is_lowercase() && c.is_uppercase())
-            || (prev.is_alphabetic() && c.is_ascii_digit())
-            || (prev.is_ascii_digit() && c.is_alphabetic())
-            || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase));
-        if boundary {
-            parts.push(&word[start..idx]);
-            start = idx;
-        }
+/// The kind of a normalized query term, judged on its surface word so that
+/// stemming cannot turn a stopword into a content word or back.
+pub fn term_kind(term: &str, surface: &str) -> TermKind {
+    if STOPWORDS.binary_search(&surface).is_ok() || STOPWORDS.binary_search(&term).is_ok() {
+        TermKind::Stop
+    } else if term.bytes().all(|b| b.is_ascii_digit()) {
+        TermKind::Soft
+    } else {
+        TermKind::Scored
     }
-    parts.push(&word[start..]);
-    parts
 }
 
-/// Narrow inflection folding: plural -s/-es, -ies → -y, -ed. Never a
-/// substring match: `issue` and `issues` meet, `is` and `issue` do not.
-pub(crate) fn stem(word: &str) -> String {
-    let n = word.chars().count();
-    if n > 4
-        && let Some(base) = word.strip_suffix("ies") {
-            return format!("{base}y");
-        }
-    if n > 4 {
-        for suffix in ["sses", "shes", "ches", "xes"] {
-            if word.ends_with(suffix) {
-                return word[..word.len() - 2].to_owned();
-            }
-        }
-    }
-    if n > 3
-        && word.ends_with('s')
-        && !word.ends_with("ss")
-        && !word.ends_with("us")
-        && !word.ends_with("is")
-    {
-        return word[..word.len() - 1].to_owned();
-    }
-    if n > 4
-        && let Some(base) = word.strip_suffix("ed") {
-            if base.ends_with('e') || base.ends_with("at") {
-                return base.to_owned();
-            }
-            return base.to_owned();
-        }
-    word.to_owned()
+/// Whether a normalized document term is worth a posting. Stopwords never
+/// score, so indexing them would only cost memory.
+pub(crate) fn is_indexed(term: &str, surface: &str) -> bool {
+    term_kind(term, surface) != TermKind::Stop
 }
+
+/// `getHTTPResponse` → `get`, `HTTP`, `Response`; `listPRs` → `list`, `PRs`;
+/// `getV2Users` → `get`, `V2`, `Users`.
+fn split_case(word: &str) -> Vec<&str> {
+    let bytes: Vec<(usize, char)> = word.char_indices().collect();
+    let mut cuts = Vec::new();
+    for i in 1..bytes.len() {
+        let (idx, c) = bytes[i];
+        let prev = bytes[i - 1].1;
+        let next = bytes.get(i + 1).map(|&(_, n)| n);
+        let lower_to_upper = (prev.is_lowercase() || prev.is_ascii_digit()) && c.is_uppercase();
+        // `HTTPServer`: cut before the last capital of a run that starts a
+        // lowercase word, except a plural `s` closing an acronym (`PRs`).
+        let acronym_end = prev.is_uppercase()
+            && c.is_uppercase()
+            && next.is_some_and(char::is_lowercase)
+            && !(next == Some('s') && bytes.get(i + 2).is_none_or(|&(_, n)| !n.is_lowercase()));
+        if lower_to_upper || acronym_end {
+            cuts.push(idx);
+        }
+    }
+    let mut start = 0;
+    let mut pieces = Vec::with_capacity(cuts.len() + 1);
+    for cut in cuts {
+        pieces.push(&word[start..cut]);
+        start = cut;
+    }
+    pieces.push(&word[start..]);
+    pieces
+}
+
+/// `PRs` → `PR`, `IDs` → `ID`: an acronym's plural is marked by a lowercase
+/// `s` that ordinary stemming would not see on a three-letter word.
+fn acronym_singular(part: &str) -> &str {
+    match part.strip_suffix('s') {
+        Some(base) if base.len() >= 2 && base.bytes().all(|b| b.is_ascii_uppercase()) => base,
+        _ => part,
+    }
+}
+
+/// Narrow inflection folding. Both sides of a match go through it, so the
+/// result only has to be consistent, not a dictionary form: `create`,
+/// `creates` and `created` all become `creat`.
+pub fn stem(word: &str) -> Cow<'_, str> {
+    let n = word.len();
+    if !word.is_ascii() || n <= 3 || word.bytes().any(|b| b.is_ascii_digit()) {
+        return Cow::Borrowed(word);
+    }
+    let mut w: &str = word;
+    let owned: String;
+    if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
+        owned = format!("{base}y");
+        return Cow::Owned(owned);
+    }
+    if let Some(base) = w.strip_suffix("es").filter(|b| {
+        b.ends_with("ss")
+            || b.ends_with("sh")
+            || b.ends_with("ch")
+            || b.ends_with('x')
+            || b.ends_with('z')
+    }) {
+        w = base;
+    } else if w.ends_with('s') && !(w.ends_with("ss") || w.ends_with("us") || w.ends_with("is")) {
+        w = &w[..w.len() - 1];
+    } else if let Some(base) = w
+        .strip_suffix("ed")
+        .filter(|b| b.len() >= 3 && !b.ends_with('e'))
+    {
+        // `committed` → `commit`, `mapped` → `map`; `called` keeps its `ll`.
+        let b = base.as_bytes();
+        let doubled = b.len() >= 4
+            && b[b.len() - 1] == b[b.len() - 2]
+            && !matches!(b[b.len() - 1], b'l' | b's' | b'z' | b'f');
+        w = if doubled {
+            &base[..base.len() - 1]
+        } else {
+            base
+        };
+        return Cow::Owned(w.to_owned());
+    }
+    if w.len() >= 4
+        && let Some(base) = w.strip_suffix('e')
+    {
+        w = base;
+    }
+    if w.len() == n {
+        Cow::Borrowed(word)
+    } else {
+        Cow::Owned(w.to_owned())
+    }
+}
+
+/// Abbreviations folded to their spelled-out terms (after stemming).
+fn expand(term: &str) -> Option<&'static [&'static str]> {
+    Some(match term {
+        "repo" => &["repository"],
+        "pr" => &["pull", "request"],
+        "db" => &["databas"],
+        "dir" => &["directory"],
+        "msg" => &["messag"],
+        "dm" => &["direct", "messag"],
+        "k8s" => &["kubernet"],
+        "env" => &["environment"],
+        "info" => &["information"],
+        "configuration" => &["config"],
+        "stat" => &["statistic"],
+        _ => return None,
+    })
+}
+
+/// Conversational function words, sorted for binary search. Action words
+/// (`get`, `list`, `search`, `find`, `create`…) are deliberately absent.
+pub const STOPWORDS: &[&str] = &[
+    "a",
+    "about",
+    "actually",
+    "again",
+    "all",
+    "already",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "anything",
+    "are",
+    "aren",
+    "as",
+    "at",
+    "be",
+    "been",
+    "being",
+    "but",
+    "by",
+    "can",
+    "could",
+    "couldn",
+    "currently",
+    "d",
+    "did",
+    "didn",
+    "do",
+    "does",
+    "doesn",
+    "doing",
+    "don",
+    "done",
+    "each",
+    "either",
+    "else",
+    "every",
+    "everyone",
+    "everything",
+    "for",
+    "from",
+    "give",
+    "go",
+    "going",
+    "gonna",
+    "got",
+    "had",
+    "hadn",
+    "has",
+    "hasn",
+    "have",
+    "haven",
+    "having",
+    "he",
+    "hello",
+    "help",
+    "her",
+    "here",
+    "hey",
+    "hi",
+    "him",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "isn",
+    "it",
+    "its",
+    "just",
+    "kindly",
+    "let",
+    "lets",
+    "like",
+    "ll",
+    "look",
+    "m",
+    "maybe",
+    "me",
+    "might",
+    "mine",
+    "must",
+    "my",
+    "need",
+    "needs",
+    "now",
+    "of",
+    "ok",
+    "okay",
+    "on",
+    "one",
+    "or",
+    "our",
+    "ours",
+    "please",
+    "possible",
+    "re",
+    "really",
+    "right",
+    "s",
+    "shall",
+    "she",
+    "should",
+    "shouldn",
+    "show",
+    "so",
+    "some",
+    "someone",
+    "something",
+    "still",
+    "t",
+    "tell",
+    "than",
+    "thank",
+    "thanks",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "this",
+    "those",
+    "to",
+    "tool",
+    "tools",
+    "try",
+    "up",
+    "us",
+    "use",
+    "using",
+    "ve",
+    "very",
+    "via",
+    "wanna",
+    "want",
+    "wants",
+    "was",
+    "wasn",
+    "way",
+    "we",
+    "were",
+    "what",
+    "whats",
+    "when",
+    "where",
+    "which",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "won",
+    "would",
+    "wouldn",
+    "yet",
+    "you",
+    "your",
+    "yours",
+];
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn splits_cases() {
-        assert_eq!(tokenize("getHTTPResponse"), vec!["get", "http", "response"]);
-        assert_eq!(tokenize("list_open-issues"), vec!["list", "open", "issue"]);
-        assert_eq!(tokenize("query2d"), vec!["query", "2", "d"]);
+    fn kinds(q: &str) -> Vec<(String, TermKind)> {
+        let mut out = Vec::new();
+        for_each_term(q, |t, s| out.push((t.to_owned(), term_kind(t, s))));
+        out
     }
 
     #[test]
-    fn folds_inflections_narrowly() {
-        assert_eq!(stem("issues"), "issue");
-        assert_eq!(stem("entries"), "entry");
-        assert_eq!(stem("is"), "is");
+    fn stopword_list_is_sorted_for_binary_search() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn splits_camel_snake_kebab_and_acronyms() {
+        assert_eq!(tokenize("getHTTPResponse"), vec!["get", "http", "respons"]);
+        assert_eq!(tokenize("list_open-issues"), vec!["list", "open", "issu"]);
+        assert_eq!(
+            tokenize("List-All-Organizations"),
+            ["list", "all", "organization"]
+        );
+        assert_eq!(
+            tokenize("searchJiraIssuesUsingJql"),
+            ["search", "jira", "issu", "using", "jql"]
+        );
+        assert_eq!(tokenize("XMLHttpRequest"), ["xml", "http", "request"]);
+        assert_eq!(tokenize("parseJSON"), ["pars", "json"]);
+    }
+
+    #[test]
+    fn index_terms_add_the_joined_form_of_short_compounds() {
+        let mut got = Vec::new();
+        for_each_index_term("GitHub repos", |t, _| got.push(t.to_owned()));
+        assert_eq!(got, ["github", "git", "hub", "repository"]);
+        let mut got = Vec::new();
+        for_each_index_term("searchJiraIssuesUsingJql", |t, _| got.push(t.to_owned()));
+        assert_eq!(got.len(), 5, "long identifiers only yield their parts");
+    }
+
+    #[test]
+    fn letters_and_digits_stay_together() {
+        assert_eq!(tokenize("r2_buckets_list"), ["r2", "bucket", "list"]);
+        assert_eq!(tokenize("list_objects_v2"), ["list", "object", "v2"]);
+        assert_eq!(tokenize("getV2Users"), ["get", "v2", "user"]);
+        assert_eq!(tokenize("S3Bucket"), ["s3", "bucket"]);
+        assert_eq!(tokenize("issue 177"), ["issu", "177"]);
+    }
+
+    #[test]
+    fn acronym_plurals_and_abbreviations_expand() {
+        assert_eq!(tokenize("open PRs"), ["open", "pull", "request"]);
+        assert_eq!(tokenize("pull requests"), ["pull", "request"]);
+        assert_eq!(tokenize("our repo"), ["our", "repository"]);
+        assert_eq!(tokenize("repositories"), ["repository"]);
+        assert_eq!(tokenize("DBs"), tokenize("databases"));
+        assert_eq!(tokenize("k8s"), tokenize("Kubernetes"));
+        assert_eq!(tokenize("listIDs"), ["list", "id"]);
+    }
+
+    #[test]
+    fn inflections_fold_narrowly_and_consistently() {
+        for (a, b) in [
+            ("issue", "issues"),
+            ("entry", "entries"),
+            ("branch", "branches"),
+            ("create", "created"),
+            ("create", "creates"),
+            ("stage", "staged"),
+            ("commit", "committed"),
+            ("move", "moved"),
+            ("deploy", "deployed"),
+            ("index", "indexes"),
+            ("query", "queries"),
+            ("policy", "policies"),
+            ("file", "files"),
+        ] {
+            assert_eq!(stem(a), stem(b), "{a} ~ {b}");
+        }
         assert_eq!(stem("status"), "status");
-        assert_eq!(stem("branches"), "branch");
+        assert_eq!(stem("analysis"), "analysis");
+        assert_eq!(stem("address"), "address");
+        assert_eq!(stem("called"), "call");
+        assert_eq!(stem("need"), "need");
+        assert_eq!(stem("is"), "is");
+    }
+
+    #[test]
+    fn no_substring_matches() {
+        assert_ne!(stem("is"), stem("issue"));
+        assert_ne!(stem("log"), stem("login"));
+        assert_ne!(stem("pod"), stem("podcast"));
+        assert_ne!(stem("list"), stem("listen"));
+    }
+
+    #[test]
+    fn stopwords_and_numbers_are_classified_on_the_surface_word() {
+        let k = kinds("can you show me issue 177 in our repos please");
+        let scored: Vec<&str> = k
+            .iter()
+            .filter(|(_, k)| *k == TermKind::Scored)
+            .map(|(t, _)| t.as_str())
+            .collect();
+        assert_eq!(scored, ["issu", "repository"]);
+        assert!(k.iter().any(|(t, k)| t == "177" && *k == TermKind::Soft));
+        assert!(
+            kinds("how do I do it")
+                .iter()
+                .all(|(_, k)| *k == TermKind::Stop)
+        );
+        // "haven't" splits into two stopwords.
+        assert!(kinds("haven't").iter().all(|(_, k)| *k == TermKind::Stop));
     }
 }
