@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::catalog::Catalog;
 
-use super::tokenize::{for_each_index_term, for_each_term, is_indexed};
+use super::tokenize::{for_each_index_term, for_each_prose_term, for_each_term, is_indexed};
 
 /// Field bits carried by a posting.
 pub(crate) const F_NAME: u8 = 1;
@@ -21,6 +21,10 @@ pub(crate) const F_TITLE: u8 = 2;
 pub(crate) const F_DESC: u8 = 4;
 const FIELD_BITS: u32 = 3;
 const FIELD_MASK: u32 = (1 << FIELD_BITS) - 1;
+
+/// Read verbs a query may leave out of a tool name (as stemmed terms).
+const OPTIONAL_NAME_VERBS: &[&str] =
+    &["get", "list", "fetch", "read", "retriev", "view", "describ"];
 
 /// Tools per index are bounded by the posting encoding (29 bits of id).
 pub const MAX_TOOLS_PER_INDEX: usize = 1 << (32 - FIELD_BITS);
@@ -38,11 +42,19 @@ pub struct CatalogIndex {
     /// as a term sequence, stopwords included.
     name_offsets: Vec<u32>,
     name_terms: Vec<u32>,
+    /// Sorted name terms a query need not spell out for a name to count as
+    /// complete: function words (`to` in `reply_to_thread`) and generic read
+    /// verbs (`get`, `list`…), which people leave out ("slack thread replies").
+    name_stops: Vec<u32>,
     /// The connector id as a term sequence (for `connector tool` exact names).
     connector_terms: Vec<u32>,
-    /// Sorted, deduplicated terms of the connector id and description: a
-    /// query term in this set matches every tool of the catalog.
+    /// Sorted terms of the connector id: such a query term matches every tool
+    /// of the catalog, as strongly as a word of its description would.
     connector_vocab: Vec<u32>,
+    /// Sorted terms of the configured connector description (minus the id's):
+    /// weak, topical evidence for every tool of the catalog. They do not
+    /// raise document frequency and never make a match complete.
+    topic_vocab: Vec<u32>,
 }
 
 impl CatalogIndex {
@@ -68,11 +80,18 @@ impl CatalogIndex {
         let mut triples: Vec<(u32, u32, u8)> = Vec::with_capacity(n * 12);
         let mut name_offsets = Vec::with_capacity(n + 1);
         let mut name_terms = Vec::with_capacity(n * 3);
+        let mut name_stops = Vec::new();
         name_offsets.push(0);
         let mut per_tool: Vec<(u32, u8)> = Vec::with_capacity(32);
         for (i, tool) in catalog.tools().iter().take(n).enumerate() {
             per_tool.clear();
-            for_each_term(&tool.name, |t, _| name_terms.push(intern(t)));
+            for_each_term(&tool.name, |t, s| {
+                let id = intern(t);
+                name_terms.push(id);
+                if !is_indexed(t, s) || OPTIONAL_NAME_VERBS.contains(&t) {
+                    name_stops.push(id);
+                }
+            });
             for_each_index_term(&tool.name, |t, s| {
                 if is_indexed(t, s) {
                     per_tool.push((intern(t), F_NAME));
@@ -87,7 +106,7 @@ impl CatalogIndex {
                     }
                 });
             }
-            for_each_index_term(tool.description(), |t, s| {
+            for_each_prose_term(tool.description(), |t, s| {
                 if is_indexed(t, s) {
                     per_tool.push((intern(t), F_DESC));
                 }
@@ -107,13 +126,19 @@ impl CatalogIndex {
         let mut connector_terms = Vec::new();
         for_each_term(&catalog.connector, |t, _| connector_terms.push(intern(t)));
         let mut connector_vocab = connector_terms.clone();
-        for_each_index_term(description.unwrap_or(""), |t, s| {
-            if is_indexed(t, s) {
-                connector_vocab.push(intern(t));
-            }
-        });
         connector_vocab.sort_unstable();
         connector_vocab.dedup();
+        name_stops.sort_unstable();
+        name_stops.dedup();
+        let mut topic_vocab = Vec::new();
+        for_each_prose_term(description.unwrap_or(""), |t, s| {
+            if is_indexed(t, s) {
+                topic_vocab.push(intern(t));
+            }
+        });
+        topic_vocab.sort_unstable();
+        topic_vocab.dedup();
+        topic_vocab.retain(|t| connector_vocab.binary_search(t).is_err());
 
         // Pass 2: counting sort into the flat posting array. Tools were
         // visited in order, so each term's postings stay in tool order.
@@ -140,8 +165,10 @@ impl CatalogIndex {
             postings,
             name_offsets,
             name_terms,
+            name_stops,
             connector_terms,
             connector_vocab,
+            topic_vocab,
         }
     }
 
@@ -174,7 +201,7 @@ impl CatalogIndex {
             .map(|&p| (p >> FIELD_BITS, (p & FIELD_MASK) as u8))
     }
 
-    /// Tools containing a term in any field, counting connector-level text.
+    /// Tools containing a term in any field, counting the connector id.
     pub(crate) fn doc_freq(&self, term: u32) -> usize {
         if self.is_connector_term(term) {
             self.len()
@@ -186,6 +213,15 @@ impl CatalogIndex {
 
     pub(crate) fn is_connector_term(&self, term: u32) -> bool {
         self.connector_vocab.binary_search(&term).is_ok()
+    }
+
+    pub(crate) fn is_topic_term(&self, term: u32) -> bool {
+        self.topic_vocab.binary_search(&term).is_ok()
+    }
+
+    /// Whether a name term may be left out of a query (`to`, `get`, `list`).
+    pub(crate) fn is_name_stop(&self, term: u32) -> bool {
+        self.name_stops.binary_search(&term).is_ok()
     }
 
     pub(crate) fn name_terms(&self, tool: u32) -> &[u32] {
@@ -210,8 +246,10 @@ impl CatalogIndex {
                 + self.postings.capacity()
                 + self.name_offsets.capacity()
                 + self.name_terms.capacity()
+                + self.name_stops.capacity()
                 + self.connector_terms.capacity()
-                + self.connector_vocab.capacity())
+                + self.connector_vocab.capacity()
+                + self.topic_vocab.capacity())
     }
 }
 
@@ -252,7 +290,9 @@ mod tests {
         let github = idx
             .term_id("github")
             .expect("connector description indexed");
-        assert_eq!(idx.doc_freq(github), 3);
+        assert!(idx.is_topic_term(github));
+        assert_eq!(idx.doc_freq(github), 0, "topic words do not raise df");
+        assert_eq!(idx.doc_freq(idx.term_id("gh").expect("id")), 3);
         assert!(idx.term_id("in").is_none(), "stopwords are not indexed");
         assert_eq!(idx.name_terms(0).len(), 2);
         assert!(idx.heap_bytes() > 0);

@@ -18,23 +18,34 @@ use std::cmp::Ordering;
 use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_DESC, F_NAME, F_TITLE};
-use super::tokenize::{TermKind, for_each_term, term_kind};
+use super::tokenize::{TermKind, query_words, term_kind};
 
 const W_NAME: f32 = 1.0;
 const W_TITLE: f32 = 0.8;
 const W_DESC: f32 = 0.55;
+/// A query word naming the connector (its id) matches each of its tools.
 const W_CONNECTOR: f32 = 0.45;
+/// A word of the connector's configured description: topical, weak.
+const W_TOPIC: f32 = 0.3;
 /// Bonus for a complete name (share of the query's total weight), plus a
 /// little per name term so the longer spelled-out name wins
 /// (`list all organizations` → `List-All-Organizations`).
 const COMPLETE_NAME_BONUS: f32 = 0.3;
 const NAME_TERM_BONUS: f32 = 0.05;
-/// Bonus when the name appears in the query as one contiguous phrase.
+/// Bonus when the whole name appears in the query as one phrase, and per
+/// pair of adjacent query words that are adjacent in the name.
 const PHRASE_BONUS: f32 = 0.05;
-/// A partial page needs its best match to cover this share of the weight.
+const BIGRAM_BONUS: f32 = 0.05;
+/// Equal evidence: the tool that needs no approval first.
+const READ_ONLY_BONUS: f32 = 0.08;
+/// A partial page needs its best match to cover this share of the weight,
+/// or to match at least two of the query's words.
 const MIN_BEST_COVERAGE: f32 = 0.5;
-/// Partial matches are kept only within this ratio of the best score…
-const KEEP_RATIO: f32 = 0.5;
+/// Matches are kept only within this ratio of the best evidence (scores
+/// without bonuses)…
+const KEEP_RATIO: f32 = 0.6;
+/// A partial match that alone carries a query word is kept down to this.
+const RESCUE_RATIO: f32 = 0.3;
 /// …and when they cover at least this share of the query's weight.
 const KEEP_COVERAGE: f32 = 0.25;
 /// Scored terms beyond this many are ignored (match masks are `u32`).
@@ -93,6 +104,30 @@ struct QTerm {
     kind: TermKind,
 }
 
+/// The query as a term sequence, compounds resolved against the catalogs:
+/// `GitHub` is one term where some catalog knows `github`, else two.
+fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
+    let mut raw = Vec::new();
+    for word in query_words(query) {
+        let known = word
+            .joined
+            .as_ref()
+            .filter(|(t, _)| indexes.iter().any(|ix| ix.term_id(t).is_some()));
+        let terms = match known {
+            Some(j) => std::slice::from_ref(j),
+            None => &word.parts[..],
+        };
+        for (t, s) in terms {
+            raw.push(QTerm {
+                kind: term_kind(t, s),
+                text: t.clone(),
+                surface: s.clone(),
+            });
+        }
+    }
+    raw
+}
+
 /// Rank every admitted tool of `indexes` against `q`, returning the first
 /// `window` hits sorted (the rest are only counted, which keeps a query that
 /// matches 10,000 tools cheap).
@@ -100,14 +135,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     if q.query.trim().is_empty() {
         return browse(indexes, q.safety, window);
     }
-    let mut raw: Vec<QTerm> = Vec::new();
-    for_each_term(q.query, |t, s| {
-        raw.push(QTerm {
-            text: t.to_owned(),
-            surface: s.to_owned(),
-            kind: term_kind(t, s),
-        })
-    });
+    let raw = query_terms(q.query, indexes);
     // Distinct scored terms; soft terms (numbers) only when nothing else.
     let mut terms: Vec<usize> = Vec::new();
     let has_scored = raw.iter().any(|t| t.kind == TermKind::Scored);
@@ -162,10 +190,23 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         .sum::<f32>()
         .max(f32::EPSILON);
     let n_required = required_mask.count_ones() as usize;
+    // Adjacent scored query terms, as positions into `raw`.
+    let bigrams: Vec<(usize, usize)> = raw
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w[0].kind != TermKind::Stop && w[1].kind != TermKind::Stop)
+        .map(|(i, _)| (i, i + 1))
+        .collect();
 
+    let ctx = Ctx {
+        raw: &raw,
+        weights: &weights,
+        bigrams: &bigrams,
+        safety: q.safety,
+    };
     let mut cands: Vec<Cand> = Vec::new();
     for (src, ix) in indexes.iter().enumerate() {
-        score_index(ix, src, &local[src], &weights, &raw, q.safety, &mut cands);
+        score_index(ix, src, &local[src], &ctx, &mut cands);
     }
     for c in &mut cands {
         let covered: f32 = (0..terms.len())
@@ -173,7 +214,8 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             .map(|k| weights[k])
             .sum();
         c.coverage = covered / total_weight;
-        let complete_terms = c.mask & required_mask == required_mask;
+        c.matched = (c.mask & required_mask).count_ones() as usize;
+        let complete_terms = c.strong & required_mask == required_mask;
         let complete_name = c.name_complete && (c.name_len >= 2 || n_required == 1);
         if c.tier != 0 {
             c.tier = if complete_terms || complete_name {
@@ -183,24 +225,36 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             };
         }
         c.all_terms = complete_terms || c.tier == 0;
+        c.base = c.score;
         if c.name_complete {
-            c.score +=
-                total_weight * (COMPLETE_NAME_BONUS + NAME_TERM_BONUS * c.name_len.min(4) as f32);
+            // Scaled by coverage: a complete name that explains half the
+            // query must not beat a tool that explains all of it.
+            c.score += total_weight
+                * c.coverage
+                * (COMPLETE_NAME_BONUS + NAME_TERM_BONUS * c.name_len.min(4) as f32);
         }
         if c.phrase {
             c.score += total_weight * PHRASE_BONUS;
         }
+        c.score += total_weight * BIGRAM_BONUS * c.bigrams as f32;
+        if c.read_only {
+            c.score += total_weight * READ_ONLY_BONUS;
+        }
     }
 
-    let Some(best) = cands.iter().min_by(|a, b| order(a, b)).copied() else {
-        return no_match(&raw, &terms, ignored);
-    };
-    if best.tier == 2 && best.coverage < MIN_BEST_COVERAGE {
+    // A tool is a plausible answer when it is complete, explains at least
+    // half the query's weight, or matches two of its words; a query without
+    // a plausible answer is a clear no-match.
+    cands.retain(|c| c.tier <= 1 || c.coverage >= MIN_BEST_COVERAGE || c.matched >= 2);
+    if cands.is_empty() {
         return no_match(&raw, &terms, ignored);
     }
-    cands.retain(|c| {
-        c.tier <= 1 || (c.score >= KEEP_RATIO * best.score && c.coverage >= KEEP_COVERAGE)
-    });
+    if cands.iter().any(|c| c.tier == 0) {
+        // The query spells a tool's name exactly: that is the answer.
+        cands.retain(|c| c.tier == 0);
+    } else {
+        cut(&mut cands, required_mask);
+    }
 
     let mode = if cands.iter().any(|c| c.all_terms) {
         MatchMode::All
@@ -256,18 +310,62 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     }
 }
 
+/// The relevance cut: complete matches stay; partial ones stay when their
+/// evidence is close to the best's — or when they are the only tool whose
+/// name carries some query word (the other half of a multi-intent query:
+/// "zones, DNS records and analytics").
+fn cut(cands: &mut Vec<Cand>, required_mask: u32) {
+    let best_base = cands.iter().map(|c| c.base).fold(0.0, f32::max);
+    let close =
+        |c: &Cand| c.tier == 1 || (c.base >= KEEP_RATIO * best_base && c.coverage >= KEEP_COVERAGE);
+    let mut union = cands
+        .iter()
+        .filter(|c| close(c))
+        .fold(0u32, |m, c| m | c.own);
+    let mut rest: Vec<&mut Cand> = cands.iter_mut().filter(|c| !close(c)).collect();
+    rest.sort_unstable_by(|a, b| order(a, b));
+    for c in rest {
+        let new = c.own & required_mask & !union;
+        if new != 0 && c.base >= RESCUE_RATIO * best_base {
+            union |= new;
+            c.tier = 1;
+            c.rescued = true;
+        }
+    }
+    cands.retain(|c| close(c) || c.rescued);
+}
+
+struct Ctx<'a> {
+    raw: &'a [QTerm],
+    weights: &'a [f32],
+    bigrams: &'a [(usize, usize)],
+    safety: Safety,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Cand {
     source: usize,
     tool: u32,
     tier: u8,
+    /// Evidence plus bonuses: the sort key within a tier.
     score: f32,
+    /// Evidence only: what the relevance cut compares.
+    base: f32,
+    /// Terms matched anywhere (topic words included).
     mask: u32,
+    /// Terms matched by the tool itself or its connector id.
+    strong: u32,
+    /// Terms matched by the tool's own name.
+    own: u32,
+    rescued: bool,
+    matched: usize,
     coverage: f32,
     all_terms: bool,
     name_complete: bool,
     phrase: bool,
-    /// Name terms the query has to spell out (connector terms excluded).
+    bigrams: usize,
+    read_only: bool,
+    /// Scored query terms the name spells out.
     name_len: usize,
 }
 
@@ -298,88 +396,134 @@ fn field_weight(fields: u8) -> f32 {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn score_index(
     ix: &CatalogIndex,
     source: usize,
     local: &[Option<u32>],
-    weights: &[f32],
-    raw: &[QTerm],
-    safety: Safety,
+    ctx: &Ctx<'_>,
     out: &mut Vec<Cand>,
 ) {
     let n = ix.len();
     let mut score = vec![0f32; n];
     let mut mask = vec![0u32; n];
+    let mut name_mask = vec![0u32; n];
     let mut touched: Vec<u32> = Vec::new();
     let mut connector_terms: u32 = 0;
+    let mut topic_terms: u32 = 0;
     for (k, id) in local.iter().enumerate() {
         let Some(id) = *id else { continue };
         if ix.is_connector_term(id) {
+            // The connector's own name counts the same for all its tools,
+            // wherever a tool repeats it (`slack_post_message`).
             connector_terms |= 1 << k;
+            continue;
+        } else if ix.is_topic_term(id) {
+            topic_terms |= 1 << k;
         }
         for (tool, fields) in ix.postings(id) {
             let t = tool as usize;
-            if mask[t] == 0 && score[t] == 0.0 {
+            if mask[t] == 0 {
                 touched.push(tool);
             }
-            score[t] += weights[k] * field_weight(fields);
+            score[t] += ctx.weights[k] * field_weight(fields);
             mask[t] |= 1 << k;
+            if fields & F_NAME != 0 {
+                name_mask[t] |= 1 << k;
+            }
         }
     }
-    if connector_terms == 0 && touched.is_empty() {
+    if connector_terms == 0 && topic_terms == 0 && touched.is_empty() {
         return;
     }
-    // The raw query as local ids, for the exact- and complete-name checks.
-    let raw_ids: Vec<Option<u32>> = raw.iter().map(|t| ix.term_id(&t.text)).collect();
+    // The raw query as local ids, for the name checks.
+    let raw_ids: Vec<Option<u32>> = ctx.raw.iter().map(|t| ix.term_id(&t.text)).collect();
+    let mut scored_set: Vec<u32> = ctx
+        .raw
+        .iter()
+        .zip(&raw_ids)
+        .filter(|(t, _)| t.kind != TermKind::Stop)
+        .filter_map(|(_, id)| *id)
+        .collect();
+    scored_set.sort_unstable();
+    scored_set.dedup();
     let mut raw_set: Vec<u32> = raw_ids.iter().flatten().copied().collect();
     raw_set.sort_unstable();
     raw_set.dedup();
+    let bigram_ids: Vec<(u32, u32)> = ctx
+        .bigrams
+        .iter()
+        .filter_map(|&(a, b)| Some((raw_ids[a]?, raw_ids[b]?)))
+        .collect();
 
     let consider = |tool: u32, out: &mut Vec<Cand>| {
         let t = tool as usize;
         let def = &ix.catalog().tools()[t];
-        if !safety.admits(&def.annotations) {
+        if !ctx.safety.admits(&def.annotations) {
             return;
         }
         let (mut s, mut m) = (score[t], mask[t]);
-        let mut extra = connector_terms & !m;
+        let mut strong = m;
+        let mut extra = (connector_terms | topic_terms) & !m;
         while extra != 0 {
             let k = extra.trailing_zeros() as usize;
-            s += weights[k] * W_CONNECTOR;
+            let is_id = connector_terms & 1 << k != 0;
+            s += ctx.weights[k] * if is_id { W_CONNECTOR } else { W_TOPIC };
             m |= 1 << k;
+            if is_id {
+                strong |= 1 << k;
+            }
             extra &= extra - 1;
         }
         let name = ix.name_terms(tool);
+        let conn = ix.connector_terms();
         let exact = !name.is_empty()
             && (seq_eq(name, &raw_ids)
-                || (raw_ids.len() == ix.connector_terms().len() + name.len()
-                    && seq_eq(ix.connector_terms(), &raw_ids[..ix.connector_terms().len()])
-                    && seq_eq(name, &raw_ids[ix.connector_terms().len()..])));
+                || (raw_ids.len() == conn.len() + name.len()
+                    && seq_eq(conn, &raw_ids[..conn.len()])
+                    && seq_eq(name, &raw_ids[conn.len()..])));
+        // Complete: every name term is in the query, except the connector's
+        // own words and function words, and at least one scored term is.
         let mut name_len = 0;
-        let mut name_complete = !name.is_empty();
-        for &term in name {
-            if raw_set.binary_search(&term).is_ok() {
-                name_len += 1;
-            } else if !ix.is_connector_term(term) {
+        let mut name_complete = true;
+        for (i, &term) in name.iter().enumerate() {
+            if scored_set.binary_search(&term).is_ok() {
+                if !name[..i].contains(&term) {
+                    name_len += 1;
+                }
+            } else if raw_set.binary_search(&term).is_err()
+                && !ix.is_connector_term(term)
+                && !ix.is_name_stop(term)
+            {
                 name_complete = false;
             }
         }
+        name_complete &= name_len > 0;
         let phrase = name_complete && name.len() >= 2 && contains_run(&raw_ids, name);
+        let bigrams = bigram_ids
+            .iter()
+            .filter(|&&(a, b)| name.windows(2).any(|w| w[0] == a && w[1] == b))
+            .count();
         out.push(Cand {
             source,
             tool,
             tier: if exact { 0 } else { 2 },
             score: s,
+            base: s,
             mask: m,
+            strong,
+            own: name_mask[t],
+            rescued: false,
+            matched: 0,
             coverage: 0.0,
             all_terms: false,
             name_complete,
             phrase,
+            bigrams,
+            read_only: def.read_only(),
             name_len,
         });
     };
-    if connector_terms != 0 {
+    if connector_terms != 0 || topic_terms != 0 {
         for tool in 0..n as u32 {
             consider(tool, out);
         }

@@ -33,28 +33,46 @@ pub enum TermKind {
 /// Call `f` with every normalized term of `text`, in order, with the
 /// lowercased surface word it came from.
 pub fn for_each_term(text: &str, f: impl FnMut(&str, &str)) {
-    terms(text, false, f)
+    terms(text, Compounds::Parts, f)
 }
 
 /// Like [`for_each_term`], and a word split at case boundaries into two or
 /// three parts also yields its joined form, so that a query typed `github`
-/// finds text written `GitHub` (and `GitHub` finds it through the parts).
+/// finds a name written `GitHub` (and `GitHub` finds it through the parts).
 pub(crate) fn for_each_index_term(text: &str, f: impl FnMut(&str, &str)) {
-    terms(text, true, f)
+    terms(text, Compounds::Both, f)
 }
 
-fn terms(text: &str, joined: bool, mut f: impl FnMut(&str, &str)) {
+/// For prose (descriptions): a short compound is a brand or product word
+/// (`GitHub`, `PostgreSQL`), so only its joined form is indexed — its parts
+/// would make `git` match every GitHub tool.
+pub(crate) fn for_each_prose_term(text: &str, f: impl FnMut(&str, &str)) {
+    terms(text, Compounds::Joined, f)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compounds {
+    Parts,
+    Both,
+    Joined,
+}
+
+fn terms(text: &str, mode: Compounds, mut f: impl FnMut(&str, &str)) {
     let mut lower = String::new();
     for word in text.split(|c: char| !c.is_alphanumeric()) {
         if word.is_empty() {
             continue;
         }
         let parts = split_case(word);
-        if joined && (2..=3).contains(&parts.len()) {
+        let compound = (2..=3).contains(&parts.len());
+        if mode != Compounds::Parts && compound {
             lower.clear();
             lower.extend(acronym_singular(word).chars().flat_map(char::to_lowercase));
             let stemmed = stem(&lower);
             f(&stemmed, &lower);
+            if mode == Compounds::Joined {
+                continue;
+            }
         }
         for part in parts {
             let part = acronym_singular(part);
@@ -77,6 +95,36 @@ fn terms(text: &str, joined: bool, mut f: impl FnMut(&str, &str)) {
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for_each_term(text, |t, _| out.push(t.to_owned()));
+    out
+}
+
+/// One word of a query: its terms, and for a short case-split compound
+/// (`GitHub`) its joined form, which the ranker prefers when some catalog
+/// knows it.
+#[derive(Debug, Clone)]
+pub(crate) struct QueryWord {
+    pub parts: Vec<(String, String)>,
+    pub joined: Option<(String, String)>,
+}
+
+pub(crate) fn query_words(text: &str) -> Vec<QueryWord> {
+    let mut out = Vec::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        if word.is_empty() {
+            continue;
+        }
+        let mut parts = Vec::new();
+        for_each_term(word, |t, s| parts.push((t.to_owned(), s.to_owned())));
+        let mut joined = None;
+        if (2..=3).contains(&split_case(word).len()) {
+            terms(word, Compounds::Joined, |t, s| {
+                if joined.is_none() {
+                    joined = Some((t.to_owned(), s.to_owned()));
+                }
+            });
+        }
+        out.push(QueryWord { parts, joined });
+    }
     out
 }
 
@@ -137,9 +185,10 @@ fn acronym_singular(part: &str) -> &str {
     }
 }
 
-/// Narrow inflection folding. Both sides of a match go through it, so the
-/// result only has to be consistent, not a dictionary form: `create`,
-/// `creates` and `created` all become `creat`.
+/// Narrow inflection folding: plurals, `-ies`, `-ed`, `-ing` and a final
+/// `e`. Both sides of a match go through it, so the result only has to be
+/// consistent, not a dictionary form: `create`, `creates`, `created` and
+/// `creating` all become `creat`.
 pub fn stem(word: &str) -> Cow<'_, str> {
     let n = word.len();
     if !word.is_ascii() || n <= 3 || word.bytes().any(|b| b.is_ascii_digit()) {
@@ -166,6 +215,22 @@ pub fn stem(word: &str) -> Cow<'_, str> {
         .filter(|b| b.len() >= 3 && !b.ends_with('e'))
     {
         // `committed` → `commit`, `mapped` → `map`; `called` keeps its `ll`.
+        let b = base.as_bytes();
+        let doubled = b.len() >= 4
+            && b[b.len() - 1] == b[b.len() - 2]
+            && !matches!(b[b.len() - 1], b'l' | b's' | b'z' | b'f');
+        w = if doubled {
+            &base[..base.len() - 1]
+        } else {
+            base
+        };
+        return Cow::Owned(w.to_owned());
+    }
+    if let Some(base) = w
+        .strip_suffix("ing")
+        .filter(|b| b.len() >= 3 && b.bytes().any(|c| b"aeiouy".contains(&c)))
+    {
+        // `adding` → `add`, `logging` → `log`; `string` and `thing` stay.
         let b = base.as_bytes();
         let doubled = b.len() >= 4
             && b[b.len() - 1] == b[b.len() - 2]
@@ -211,6 +276,7 @@ fn expand(term: &str) -> Option<&'static [&'static str]> {
 /// (`get`, `list`, `search`, `find`, `create`…) are deliberately absent.
 pub const STOPWORDS: &[&str] = &[
     "a",
+    "able",
     "about",
     "actually",
     "again",
@@ -220,6 +286,7 @@ pub const STOPWORDS: &[&str] = &[
     "am",
     "an",
     "and",
+    "another",
     "any",
     "anything",
     "are",
@@ -234,6 +301,7 @@ pub const STOPWORDS: &[&str] = &[
     "can",
     "could",
     "couldn",
+    "current",
     "currently",
     "d",
     "did",
@@ -284,16 +352,21 @@ pub const STOPWORDS: &[&str] = &[
     "its",
     "just",
     "kindly",
+    "know",
     "let",
     "lets",
     "like",
     "ll",
     "look",
     "m",
+    "many",
     "maybe",
     "me",
     "might",
     "mine",
+    "more",
+    "most",
+    "much",
     "must",
     "my",
     "need",
@@ -305,14 +378,18 @@ pub const STOPWORDS: &[&str] = &[
     "on",
     "one",
     "or",
+    "other",
     "our",
     "ours",
+    "own",
     "please",
     "possible",
     "re",
     "really",
     "right",
     "s",
+    "same",
+    "see",
     "shall",
     "she",
     "should",
@@ -323,6 +400,8 @@ pub const STOPWORDS: &[&str] = &[
     "someone",
     "something",
     "still",
+    "such",
+    "sure",
     "t",
     "tell",
     "than",
@@ -363,6 +442,7 @@ pub const STOPWORDS: &[&str] = &[
     "whats",
     "when",
     "where",
+    "whether",
     "which",
     "who",
     "whom",
@@ -417,6 +497,9 @@ mod tests {
         let mut got = Vec::new();
         for_each_index_term("searchJiraIssuesUsingJql", |t, _| got.push(t.to_owned()));
         assert_eq!(got.len(), 5, "long identifiers only yield their parts");
+        let mut got = Vec::new();
+        for_each_prose_term("a GitHub repo", |t, _| got.push(t.to_owned()));
+        assert_eq!(got, ["a", "github", "repository"]);
     }
 
     #[test]
@@ -455,6 +538,12 @@ mod tests {
             ("query", "queries"),
             ("policy", "policies"),
             ("file", "files"),
+            ("add", "adding"),
+            ("log", "logging"),
+            ("stage", "staging"),
+            ("share", "sharing"),
+            ("alert", "alerting"),
+            ("create", "creating"),
         ] {
             assert_eq!(stem(a), stem(b), "{a} ~ {b}");
         }
@@ -464,6 +553,8 @@ mod tests {
         assert_eq!(stem("called"), "call");
         assert_eq!(stem("need"), "need");
         assert_eq!(stem("is"), "is");
+        assert_eq!(stem("string"), "string");
+        assert_eq!(stem("thing"), "thing");
     }
 
     #[test]
