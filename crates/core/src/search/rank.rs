@@ -226,7 +226,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         }
         c.all_terms = complete_terms || c.tier == 0;
         c.base = c.score;
-        if c.name_complete {
+        if complete_name {
             // Scaled by coverage: a complete name that explains half the
             // query must not beat a tool that explains all of it.
             c.score += total_weight
@@ -328,7 +328,6 @@ fn cut(cands: &mut Vec<Cand>, required_mask: u32) {
         let new = c.own & required_mask & !union;
         if new != 0 && c.base >= RESCUE_RATIO * best_base {
             union |= new;
-            c.tier = 1;
             c.rescued = true;
         }
     }
