@@ -1,19 +1,31 @@
 //! The index of one catalog: built once per catalog fingerprint, immutable,
 //! shared behind `Arc` and merged with other catalogs' indexes at query time.
 //!
-//! Layout is chosen for a small footprint and a fast warm query: terms are
-//! interned once, postings live in one flat array (compressed-row style, one
-//! `u32` per posting carrying the tool and the fields it matched in), and the
-//! token sequence of every tool name is kept for the exact- and complete-name
-//! tiers. Connector-level text (the id and the configured description) is
-//! stored once per index, not copied into every tool's postings.
+//! Layout is chosen for a small footprint and a fast warm query:
+//! - terms are interned once ([`Vocab`], hashed with the process-wide hasher
+//!   so a query term is hashed once for every catalog searched);
+//! - postings live in one flat array (compressed-row style, one `u32` per
+//!   posting carrying the tool and the fields it matched in, in tool order);
+//! - each tool's name is kept as a term sequence (exact- and complete-name
+//!   tiers), with a sorted table of sequence hashes so an exact name is found
+//!   without looking at any other tool;
+//! - per tool, one byte: read-only (the safety filter without touching the
+//!   tool definition) and how many distinct name terms a query must spell
+//!   out for the name to be complete — the ranker counts those from postings
+//!   and only looks at the names of tools that can qualify;
+//! - per term, one byte of flags (connector id, connector description,
+//!   optional in names);
+//! - connector-level text (the id and the configured description) is stored
+//!   once per index, not copied into every tool's postings.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::catalog::Catalog;
 
-use super::tokenize::{for_each_index_term, for_each_prose_term, for_each_term, is_indexed};
+use super::tokenize::{Compounds, Scratch, for_each_word, is_stopword, terms, word_terms};
+#[cfg(test)]
+use super::vocab::term_hash;
+use super::vocab::{Vocab, VocabBuilder, seq_hash};
 
 /// Field bits carried by a posting.
 pub(crate) const F_NAME: u8 = 1;
@@ -21,6 +33,16 @@ pub(crate) const F_TITLE: u8 = 2;
 pub(crate) const F_DESC: u8 = 4;
 const FIELD_BITS: u32 = 3;
 const FIELD_MASK: u32 = (1 << FIELD_BITS) - 1;
+
+/// Term flags.
+const T_CONNECTOR: u8 = 1;
+const T_TOPIC: u8 = 2;
+const T_NAME_STOP: u8 = 4;
+
+/// Tool info byte: read-only bit, and the count of distinct necessary name
+/// terms in the low bits (saturating: `NEED_MAX` means "at least").
+const READ_ONLY: u8 = 0x80;
+pub(crate) const NEED_MAX: u8 = 0x7f;
 
 /// Read verbs a query may leave out of a tool name (as stemmed terms).
 const OPTIONAL_NAME_VERBS: &[&str] =
@@ -32,8 +54,9 @@ pub const MAX_TOOLS_PER_INDEX: usize = 1 << (32 - FIELD_BITS);
 #[derive(Debug)]
 pub struct CatalogIndex {
     catalog: Arc<Catalog>,
-    /// Interned terms → term id.
-    vocab: HashMap<Box<str>, u32>,
+    vocab: Vocab,
+    /// `T_*` flags per term id.
+    term_flags: Vec<u8>,
     /// `postings[offsets[t]..offsets[t + 1]]` are term `t`'s postings, each
     /// `tool << 3 | fields`, in tool order.
     offsets: Vec<u32>,
@@ -42,19 +65,18 @@ pub struct CatalogIndex {
     /// as a term sequence, stopwords included.
     name_offsets: Vec<u32>,
     name_terms: Vec<u32>,
-    /// Sorted name terms a query need not spell out for a name to count as
-    /// complete: function words (`to` in `reply_to_thread`) and generic read
-    /// verbs (`get`, `list`…), which people leave out ("slack thread replies").
-    name_stops: Vec<u32>,
+    /// `sequence hash << 32 | tool` of every non-empty name, sorted.
+    name_keys: Vec<u64>,
+    /// Name terms that are not indexed (their surface is a function word,
+    /// as `mine` in `get_mine`) though a query could still carry them as
+    /// content words: `(term, tool)`, sorted. Almost always empty; it keeps
+    /// the ranker's posting-based name checks exact.
+    name_extra: Vec<(u32, u32)>,
+    /// Read-only bit and necessary-name-term count per tool.
+    tool_info: Vec<u8>,
+    read_only_tools: usize,
     /// The connector id as a term sequence (for `connector tool` exact names).
     connector_terms: Vec<u32>,
-    /// Sorted terms of the connector id: such a query term matches every tool
-    /// of the catalog, as strongly as a word of its description would.
-    connector_vocab: Vec<u32>,
-    /// Sorted terms of the configured connector description (minus the id's):
-    /// weak, topical evidence for every tool of the catalog. They do not
-    /// raise document frequency and never make a match complete.
-    topic_vocab: Vec<u32>,
 }
 
 impl CatalogIndex {
@@ -67,109 +89,11 @@ impl CatalogIndex {
     /// description, whose words then match every tool of this connector.
     pub fn with_description(catalog: Arc<Catalog>, description: Option<&str>) -> CatalogIndex {
         let n = catalog.len().min(MAX_TOOLS_PER_INDEX);
-        let mut vocab: HashMap<Box<str>, u32> = HashMap::new();
-        let mut intern = |term: &str| -> u32 {
-            if let Some(&id) = vocab.get(term) {
-                return id;
-            }
-            let id = vocab.len() as u32;
-            vocab.insert(term.into(), id);
-            id
-        };
-        // Pass 1: (term, tool, fields) triples, merged per tool.
-        let mut triples: Vec<(u32, u32, u8)> = Vec::with_capacity(n * 12);
-        let mut name_offsets = Vec::with_capacity(n + 1);
-        let mut name_terms = Vec::with_capacity(n * 3);
-        let mut name_stops = Vec::new();
-        name_offsets.push(0);
-        let mut per_tool: Vec<(u32, u8)> = Vec::with_capacity(32);
-        for (i, tool) in catalog.tools().iter().take(n).enumerate() {
-            per_tool.clear();
-            for_each_term(&tool.name, |t, s| {
-                let id = intern(t);
-                name_terms.push(id);
-                if !is_indexed(t, s) || OPTIONAL_NAME_VERBS.contains(&t) {
-                    name_stops.push(id);
-                }
-            });
-            for_each_index_term(&tool.name, |t, s| {
-                if is_indexed(t, s) {
-                    per_tool.push((intern(t), F_NAME));
-                }
-            });
-            name_offsets.push(name_terms.len() as u32);
-            let titles = tool.title.iter().chain(tool.annotations.title.iter());
-            for title in titles {
-                for_each_index_term(title, |t, s| {
-                    if is_indexed(t, s) {
-                        per_tool.push((intern(t), F_TITLE));
-                    }
-                });
-            }
-            for_each_prose_term(tool.description(), |t, s| {
-                if is_indexed(t, s) {
-                    per_tool.push((intern(t), F_DESC));
-                }
-            });
-            per_tool.sort_unstable_by_key(|&(t, _)| t);
-            let mut k = 0;
-            while k < per_tool.len() {
-                let (term, mut fields) = per_tool[k];
-                k += 1;
-                while k < per_tool.len() && per_tool[k].0 == term {
-                    fields |= per_tool[k].1;
-                    k += 1;
-                }
-                triples.push((term, i as u32, fields));
-            }
-        }
-        let mut connector_terms = Vec::new();
-        for_each_term(&catalog.connector, |t, _| connector_terms.push(intern(t)));
-        let mut connector_vocab = connector_terms.clone();
-        connector_vocab.sort_unstable();
-        connector_vocab.dedup();
-        name_stops.sort_unstable();
-        name_stops.dedup();
-        let mut topic_vocab = Vec::new();
-        for_each_prose_term(description.unwrap_or(""), |t, s| {
-            if is_indexed(t, s) {
-                topic_vocab.push(intern(t));
-            }
-        });
-        topic_vocab.sort_unstable();
-        topic_vocab.dedup();
-        topic_vocab.retain(|t| connector_vocab.binary_search(t).is_err());
-
-        // Pass 2: counting sort into the flat posting array. Tools were
-        // visited in order, so each term's postings stay in tool order.
-        let terms = vocab.len();
-        let mut offsets = vec![0u32; terms + 1];
-        for &(t, _, _) in &triples {
-            offsets[t as usize + 1] += 1;
-        }
-        for t in 0..terms {
-            offsets[t + 1] += offsets[t];
-        }
-        let mut fill = offsets.clone();
-        let mut postings = vec![0u32; triples.len()];
-        for &(t, tool, fields) in &triples {
-            let slot = &mut fill[t as usize];
-            postings[*slot as usize] = tool << FIELD_BITS | u32::from(fields);
-            *slot += 1;
-        }
-        vocab.shrink_to_fit();
-        CatalogIndex {
-            catalog,
-            vocab,
-            offsets,
-            postings,
-            name_offsets,
-            name_terms,
-            name_stops,
-            connector_terms,
-            connector_vocab,
-            topic_vocab,
-        }
+        let bytes: usize = catalog.tools()[..n]
+            .iter()
+            .map(|t| t.name.len() + t.description().len())
+            .sum();
+        Builder::new(n, bytes).build(n, catalog, description)
     }
 
     pub fn catalog(&self) -> &Arc<Catalog> {
@@ -182,23 +106,49 @@ impl CatalogIndex {
 
     /// Tools covered by this index (the catalog's, up to the posting bound).
     pub fn len(&self) -> usize {
-        self.name_offsets.len() - 1
+        self.tool_info.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    #[cfg(test)]
     pub(crate) fn term_id(&self, term: &str) -> Option<u32> {
-        self.vocab.get(term).copied()
+        self.vocab.find(term, term_hash(term))
     }
 
-    /// `(tool, fields)` postings of a term.
-    pub(crate) fn postings(&self, term: u32) -> impl Iterator<Item = (u32, u8)> + '_ {
+    /// The id of `term`, whose [`term_hash`] is `hash`.
+    pub(crate) fn find_term(&self, term: &str, hash: u64) -> Option<u32> {
+        self.vocab.find(term, hash)
+    }
+
+    /// A term's postings, each `tool << FIELD_BITS | fields`.
+    pub(crate) fn raw_postings(&self, term: u32) -> &[u32] {
         let t = term as usize;
-        self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize]
-            .iter()
-            .map(|&p| (p >> FIELD_BITS, (p & FIELD_MASK) as u8))
+        &self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize]
+    }
+
+    /// The tool of a posting.
+    #[inline]
+    pub(crate) fn posting_tool(posting: u32) -> usize {
+        (posting >> FIELD_BITS) as usize
+    }
+
+    /// The field bits of a posting.
+    #[inline]
+    pub(crate) fn posting_fields(posting: u32) -> u8 {
+        (posting & FIELD_MASK) as u8
+    }
+
+    /// The fields a term occurs in for one tool (`0`: it does not).
+    pub(crate) fn fields_of(&self, term: u32, tool: u32) -> u8 {
+        let p = self.raw_postings(term);
+        let i = p.partition_point(|&x| x >> FIELD_BITS < tool);
+        match p.get(i) {
+            Some(&x) if x >> FIELD_BITS == tool => (x & FIELD_MASK) as u8,
+            _ => 0,
+        }
     }
 
     /// Tools containing a term in any field, counting the connector id.
@@ -212,16 +162,22 @@ impl CatalogIndex {
     }
 
     pub(crate) fn is_connector_term(&self, term: u32) -> bool {
-        self.connector_vocab.binary_search(&term).is_ok()
+        self.term_flags[term as usize] & T_CONNECTOR != 0
     }
 
     pub(crate) fn is_topic_term(&self, term: u32) -> bool {
-        self.topic_vocab.binary_search(&term).is_ok()
+        self.term_flags[term as usize] & T_TOPIC != 0
     }
 
     /// Whether a name term may be left out of a query (`to`, `get`, `list`).
     pub(crate) fn is_name_stop(&self, term: u32) -> bool {
-        self.name_stops.binary_search(&term).is_ok()
+        self.term_flags[term as usize] & T_NAME_STOP != 0
+    }
+
+    /// Whether a name carrying this term is complete only if the query
+    /// carries it too.
+    pub(crate) fn is_necessary(&self, term: u32) -> bool {
+        self.term_flags[term as usize] & (T_CONNECTOR | T_NAME_STOP) == 0
     }
 
     pub(crate) fn name_terms(&self, tool: u32) -> &[u32] {
@@ -229,27 +185,317 @@ impl CatalogIndex {
         &self.name_terms[self.name_offsets[i] as usize..self.name_offsets[i + 1] as usize]
     }
 
+    /// Tools whose name is exactly this term sequence.
+    pub(crate) fn tools_named<'a>(&'a self, ids: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
+        let h = u64::from(seq_hash(ids));
+        let start = self.name_keys.partition_point(|&k| k >> 32 < h);
+        self.name_keys[start..]
+            .iter()
+            .take_while(move |&&k| k >> 32 == h)
+            .map(|&k| k as u32)
+            .filter(move |&t| self.name_terms(t) == ids)
+    }
+
+    /// Tools carrying `term` in their name sequence without a posting.
+    pub(crate) fn name_extra(&self, term: u32) -> impl Iterator<Item = u32> + '_ {
+        let start = self.name_extra.partition_point(|&(t, _)| t < term);
+        self.name_extra[start..]
+            .iter()
+            .take_while(move |&&(t, _)| t == term)
+            .map(|&(_, tool)| tool)
+    }
+
+    pub(crate) fn has_name_extra(&self) -> bool {
+        !self.name_extra.is_empty()
+    }
+
+    /// Distinct necessary name terms of a tool (saturating at `NEED_MAX`).
+    pub(crate) fn name_need(&self, tool: u32) -> u8 {
+        self.tool_info[tool as usize] & NEED_MAX
+    }
+
+    pub(crate) fn read_only(&self, tool: u32) -> bool {
+        self.tool_info[tool as usize] & READ_ONLY != 0
+    }
+
+    pub(crate) fn read_only_tools(&self) -> usize {
+        self.read_only_tools
+    }
+
     pub(crate) fn connector_terms(&self) -> &[u32] {
         &self.connector_terms
     }
 
     /// Approximate heap bytes held by the index itself (the catalog it
-    /// points to is not counted), for the memory report.
+    /// points to is not counted).
     pub fn heap_bytes(&self) -> usize {
-        let vocab: usize = self
-            .vocab
-            .keys()
-            .map(|k| k.len() + std::mem::size_of::<(Box<str>, u32)>() + 8)
-            .sum();
-        vocab
+        self.vocab.heap_bytes()
+            + self.term_flags.capacity()
             + 4 * (self.offsets.capacity()
                 + self.postings.capacity()
                 + self.name_offsets.capacity()
                 + self.name_terms.capacity()
-                + self.name_stops.capacity()
-                + self.connector_terms.capacity()
-                + self.connector_vocab.capacity()
-                + self.topic_vocab.capacity())
+                + self.connector_terms.capacity())
+            + 8 * (self.name_keys.capacity() + self.name_extra.capacity())
+            + self.tool_info.capacity()
+    }
+}
+
+/// Index construction: each distinct word is tokenized once (its terms are
+/// replayed from `words` when it recurs, as most words of a catalog do), a
+/// tool's repeated terms are merged through `last_tool` without sorting,
+/// then a counting sort fills the flat posting array.
+struct Builder {
+    vocab: VocabBuilder,
+    scratch: Scratch,
+    /// Distinct raw words seen; word `w`'s terms are
+    /// `emits[spans[w].0..spans[w].1]`, `spans[w].2` says it is a compound.
+    words: VocabBuilder,
+    spans: Vec<(u32, u32, bool)>,
+    emits: Vec<Emit>,
+    /// Text of the terms in `emits`, for those interned only when needed.
+    emit_text: String,
+    /// Per term: flags, and the last tool that carried it with the slot of
+    /// that tool's entry in `triples` (to merge fields).
+    term_flags: Vec<u8>,
+    last_tool: Vec<u32>,
+    last_slot: Vec<u32>,
+    /// `(term, tool, fields)`, grouped by tool, in tool order.
+    triples: Vec<(u32, u32, u8)>,
+    name_offsets: Vec<u32>,
+    name_terms: Vec<u32>,
+    name_extra: Vec<(u32, u32)>,
+}
+
+/// One term of a word, as the tokenizer produced it.
+#[derive(Debug, Clone, Copy)]
+struct Emit {
+    /// The interned term; `NOT_INTERNED` for a function word until a name
+    /// needs it (only indexed terms and name terms are interned).
+    id: u32,
+    text: (u32, u32),
+    /// The joined form of a compound.
+    joined: bool,
+    /// Not indexed: the term or its surface is a function word.
+    stop: bool,
+    /// The term itself is a function word.
+    term_stop: bool,
+    /// A generic read verb a query may leave out of a name.
+    optional_verb: bool,
+}
+
+const NOT_INTERNED: u32 = u32::MAX;
+
+impl Builder {
+    /// A builder sized for `n` tools with `bytes` of names and descriptions
+    /// (estimates: about one word per 7 bytes, half of them distinct in a
+    /// small catalog, fewer in a large one; tables grow when short).
+    fn new(n: usize, bytes: usize) -> Builder {
+        let words = bytes / 7 + 16;
+        let distinct = (words / 2).min(4096 + words / 8);
+        let mut name_offsets = Vec::with_capacity(n + 1);
+        name_offsets.push(0);
+        Builder {
+            vocab: VocabBuilder::with_capacity(distinct, distinct * 8),
+            scratch: Scratch::default(),
+            words: VocabBuilder::with_capacity(distinct, distinct * 8),
+            spans: Vec::with_capacity(distinct),
+            emits: Vec::with_capacity(distinct),
+            emit_text: String::with_capacity(distinct * 8),
+            term_flags: Vec::with_capacity(distinct),
+            last_tool: Vec::with_capacity(distinct),
+            last_slot: Vec::with_capacity(distinct),
+            triples: Vec::with_capacity(words),
+            name_offsets,
+            name_terms: Vec::with_capacity(n * 3),
+            name_extra: Vec::new(),
+        }
+    }
+
+    fn intern(&mut self, term: &str) -> u32 {
+        let id = self.vocab.intern(term);
+        if id as usize == self.term_flags.len() {
+            self.term_flags.push(0);
+            self.last_tool.push(u32::MAX);
+            self.last_slot.push(0);
+        }
+        id
+    }
+
+    fn posting(&mut self, term: u32, tool: u32, field: u8) {
+        let t = term as usize;
+        if self.last_tool[t] == tool {
+            self.triples[self.last_slot[t] as usize].2 |= field;
+        } else {
+            self.last_tool[t] = tool;
+            self.last_slot[t] = self.triples.len() as u32;
+            self.triples.push((term, tool, field));
+        }
+    }
+
+    /// Tokenize a word seen for the first time and record its terms.
+    fn learn(&mut self, word: &str) {
+        let start = self.emits.len() as u32;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let compound = word_terms(&mut scratch, word, |t, _, joined, stop| {
+            let text_start = self.emit_text.len() as u32;
+            self.emit_text.push_str(t);
+            let id = if stop { NOT_INTERNED } else { self.intern(t) };
+            self.emits.push(Emit {
+                id,
+                text: (text_start, self.emit_text.len() as u32),
+                joined,
+                stop,
+                term_stop: is_stopword(t),
+                optional_verb: OPTIONAL_NAME_VERBS.contains(&t),
+            });
+        });
+        self.scratch = scratch;
+        self.spans.push((start, self.emits.len() as u32, compound));
+    }
+
+    /// Index `text` in one field of `tool`; a name also records its term
+    /// sequence.
+    fn field(&mut self, tool: u32, text: &str, mode: Compounds, field: u8) {
+        for_each_word(text, |word| {
+            let w = self.words.intern(word) as usize;
+            if w == self.spans.len() {
+                self.learn(word);
+            }
+            let (start, end, compound) = self.spans[w];
+            for e in start as usize..end as usize {
+                let emit = self.emits[e];
+                let skip = match mode {
+                    Compounds::Parts => emit.joined,
+                    Compounds::Both => false,
+                    Compounds::Joined => compound && !emit.joined,
+                };
+                let in_name = field == F_NAME && !emit.joined;
+                if skip || (emit.stop && !in_name) {
+                    continue;
+                }
+                let id = if emit.id == NOT_INTERNED {
+                    let (a, b) = emit.text;
+                    let text = std::mem::take(&mut self.emit_text);
+                    let id = self.intern(&text[a as usize..b as usize]);
+                    self.emit_text = text;
+                    self.emits[e].id = id;
+                    id
+                } else {
+                    emit.id
+                };
+                if in_name {
+                    self.name_terms.push(id);
+                    if emit.stop || emit.optional_verb {
+                        self.term_flags[id as usize] |= T_NAME_STOP;
+                    }
+                    if emit.stop && !emit.term_stop {
+                        self.name_extra.push((id, tool));
+                    }
+                }
+                if !emit.stop {
+                    self.posting(id, tool, field);
+                }
+            }
+        });
+    }
+
+    fn build(mut self, n: usize, catalog: Arc<Catalog>, description: Option<&str>) -> CatalogIndex {
+        let mut tool_info = Vec::with_capacity(n);
+        for (i, tool) in catalog.tools().iter().take(n).enumerate() {
+            let i = i as u32;
+            self.field(i, &tool.name, Compounds::Both, F_NAME);
+            self.name_offsets.push(self.name_terms.len() as u32);
+            let titles = tool.title.iter().chain(tool.annotations.title.iter());
+            for title in titles {
+                self.field(i, title, Compounds::Both, F_TITLE);
+            }
+            self.field(i, tool.description(), Compounds::Joined, F_DESC);
+            tool_info.push(if tool.read_only() { READ_ONLY } else { 0 });
+        }
+        let mut connector_terms = Vec::new();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        terms(
+            &mut scratch,
+            &catalog.connector,
+            Compounds::Parts,
+            |t, _, _, _| connector_terms.push(self.intern(t)),
+        );
+        for &t in &connector_terms {
+            self.term_flags[t as usize] |= T_CONNECTOR;
+        }
+        terms(
+            &mut scratch,
+            description.unwrap_or(""),
+            Compounds::Joined,
+            |t, _, _, stop| {
+                if !stop {
+                    let id = self.intern(t) as usize;
+                    if self.term_flags[id] & T_CONNECTOR == 0 {
+                        self.term_flags[id] |= T_TOPIC;
+                    }
+                }
+            },
+        );
+
+        // Necessary name terms per tool, and the exact-name table.
+        let mut name_keys = Vec::with_capacity(n);
+        let read_only_tools = tool_info.iter().filter(|&&b| b & READ_ONLY != 0).count();
+        for (i, info) in tool_info.iter_mut().enumerate() {
+            let name =
+                &self.name_terms[self.name_offsets[i] as usize..self.name_offsets[i + 1] as usize];
+            if !name.is_empty() {
+                name_keys.push(u64::from(seq_hash(name)) << 32 | i as u64);
+            }
+            let mut need = 0u8;
+            for (k, &term) in name.iter().enumerate() {
+                let necessary = self.term_flags[term as usize] & (T_CONNECTOR | T_NAME_STOP) == 0;
+                if necessary && !name[..k].contains(&term) {
+                    need = need.saturating_add(1);
+                }
+            }
+            *info |= need.min(NEED_MAX);
+        }
+        name_keys.sort_unstable();
+        self.name_extra.sort_unstable();
+        self.name_extra.dedup();
+
+        // Counting sort into the flat posting array. Tools were visited in
+        // order, so each term's postings stay in tool order.
+        let terms = self.vocab.len();
+        let mut offsets = vec![0u32; terms + 1];
+        for &(t, _, _) in &self.triples {
+            offsets[t as usize + 1] += 1;
+        }
+        for t in 0..terms {
+            offsets[t + 1] += offsets[t];
+        }
+        let mut fill = std::mem::take(&mut self.last_slot);
+        fill.clear();
+        fill.extend_from_slice(&offsets[..terms]);
+        let mut postings = vec![0u32; self.triples.len()];
+        for &(t, tool, fields) in &self.triples {
+            let slot = &mut fill[t as usize];
+            postings[*slot as usize] = tool << FIELD_BITS | u32::from(fields);
+            *slot += 1;
+        }
+        self.name_terms.shrink_to_fit();
+        self.name_extra.shrink_to_fit();
+        self.term_flags.shrink_to_fit();
+        CatalogIndex {
+            catalog,
+            vocab: self.vocab.finish(),
+            term_flags: self.term_flags,
+            offsets,
+            postings,
+            name_offsets: self.name_offsets,
+            name_terms: self.name_terms,
+            name_keys,
+            name_extra: self.name_extra,
+            tool_info,
+            read_only_tools,
+            connector_terms,
+        }
     }
 }
 
@@ -271,6 +517,13 @@ mod tests {
         }
     }
 
+    fn postings(idx: &CatalogIndex, term: u32) -> Vec<(u32, u8)> {
+        idx.raw_postings(term)
+            .iter()
+            .map(|&p| (p >> FIELD_BITS, (p & FIELD_MASK) as u8))
+            .collect()
+    }
+
     #[test]
     fn postings_carry_fields_and_stay_in_tool_order() {
         let cat = Catalog::new(
@@ -283,8 +536,13 @@ mod tests {
         );
         let idx = CatalogIndex::with_description(Arc::new(cat), Some("GitHub code hosting"));
         let issue = idx.term_id("issu").expect("indexed");
-        let p: Vec<(u32, u8)> = idx.postings(issue).collect();
-        assert_eq!(p, vec![(0, F_NAME | F_DESC), (2, F_NAME)]);
+        assert_eq!(
+            postings(&idx, issue),
+            vec![(0, F_NAME | F_DESC), (2, F_NAME)]
+        );
+        assert_eq!(idx.fields_of(issue, 0), F_NAME | F_DESC);
+        assert_eq!(idx.fields_of(issue, 1), 0);
+        assert_eq!(idx.fields_of(issue, 2), F_NAME);
         let repo = idx.term_id("repository").expect("abbreviation folded");
         assert_eq!(idx.doc_freq(repo), 2);
         let github = idx
@@ -296,5 +554,38 @@ mod tests {
         assert!(idx.term_id("in").is_none(), "stopwords are not indexed");
         assert_eq!(idx.name_terms(0).len(), 2);
         assert!(idx.heap_bytes() > 0);
+    }
+
+    #[test]
+    fn names_are_found_exactly_and_need_counts_necessary_terms() {
+        let cat = Catalog::new(
+            "slack",
+            vec![
+                tool("list_issues", ""),
+                tool("reply_to_thread", ""),
+                tool("slack_post_message", ""),
+                tool("get_mine", ""),
+                tool("list-issues", ""),
+            ],
+        );
+        let idx = CatalogIndex::build(Arc::new(cat));
+        let ids = |words: &[&str]| -> Vec<u32> {
+            words
+                .iter()
+                .map(|w| idx.term_id(w).expect("known"))
+                .collect()
+        };
+        let named: Vec<u32> = idx.tools_named(&ids(&["list", "issu"])).collect();
+        assert_eq!(named, vec![0, 4]);
+        assert_eq!(idx.tools_named(&ids(&["issu", "list"])).count(), 0);
+        // `list` is an optional verb, `to` a function word, `slack` the id.
+        assert_eq!(idx.name_need(0), 1);
+        assert_eq!(idx.name_need(1), 2);
+        assert_eq!(idx.name_need(2), 2);
+        // `mine` is a function word, but its stem `min` is not: a query
+        // saying `min` still reaches the name through `name_extra`.
+        let min = idx.term_id("min").expect("interned");
+        assert!(idx.raw_postings(min).is_empty());
+        assert_eq!(idx.name_extra(min).collect::<Vec<_>>(), vec![3]);
     }
 }

@@ -20,6 +20,7 @@ mod rank;
 mod source;
 mod suggest;
 mod tokenize;
+mod vocab;
 
 pub use describe::{
     DescribeFormat, DescribeRequest, MAX_DESCRIBE_ADDRESSES, describe, parse_describe_args,

@@ -32,62 +32,204 @@ pub enum TermKind {
 
 /// Call `f` with every normalized term of `text`, in order, with the
 /// lowercased surface word it came from.
-pub fn for_each_term(text: &str, f: impl FnMut(&str, &str)) {
-    terms(text, Compounds::Parts, f)
+pub fn for_each_term(text: &str, mut f: impl FnMut(&str, &str)) {
+    terms(
+        &mut Scratch::default(),
+        text,
+        Compounds::Parts,
+        |t, s, _, _| f(t, s),
+    )
 }
 
 /// Like [`for_each_term`], and a word split at case boundaries into two or
 /// three parts also yields its joined form, so that a query typed `github`
 /// finds a name written `GitHub` (and `GitHub` finds it through the parts).
-pub(crate) fn for_each_index_term(text: &str, f: impl FnMut(&str, &str)) {
-    terms(text, Compounds::Both, f)
+#[cfg(test)]
+pub(crate) fn for_each_index_term(text: &str, mut f: impl FnMut(&str, &str)) {
+    terms(
+        &mut Scratch::default(),
+        text,
+        Compounds::Both,
+        |t, s, _, _| f(t, s),
+    )
 }
 
 /// For prose (descriptions): a short compound is a brand or product word
 /// (`GitHub`, `PostgreSQL`), so only its joined form is indexed — its parts
 /// would make `git` match every GitHub tool.
-pub(crate) fn for_each_prose_term(text: &str, f: impl FnMut(&str, &str)) {
-    terms(text, Compounds::Joined, f)
+#[cfg(test)]
+pub(crate) fn for_each_prose_term(text: &str, mut f: impl FnMut(&str, &str)) {
+    terms(
+        &mut Scratch::default(),
+        text,
+        Compounds::Joined,
+        |t, s, _, _| f(t, s),
+    )
 }
 
+/// Which forms of a short case-split compound (`GitHub`) are emitted.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Compounds {
+pub(crate) enum Compounds {
+    /// Only the parts (`git`, `hub`): names as term sequences, queries.
     Parts,
+    /// The joined form, then the parts: names and titles in the index.
     Both,
+    /// Only the joined form: prose.
     Joined,
 }
 
-fn terms(text: &str, mode: Compounds, mut f: impl FnMut(&str, &str)) {
-    let mut lower = String::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
-        if word.is_empty() {
-            continue;
+/// Buffers reused across words and texts, so that tokenizing a whole
+/// catalog allocates a handful of times instead of a few times per word.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    cuts: Vec<usize>,
+    lower: String,
+    stemmed: String,
+}
+
+/// The tokenizer. `f(term, surface, joined, stop)`: `joined` marks the
+/// joined form of a compound (it is never part of a name's term sequence);
+/// `stop` says the term or its surface is a function word (computed here
+/// once per word part, so callers need not look the word up again).
+///
+/// ASCII text (nearly all tool text) takes a byte-level path that allocates
+/// nothing per word; any other text goes through the same rules on `char`s.
+/// Both paths produce identical terms for ASCII input.
+pub(crate) fn terms(
+    s: &mut Scratch,
+    text: &str,
+    mode: Compounds,
+    mut f: impl FnMut(&str, &str, bool, bool),
+) {
+    for_each_word(text, |w| {
+        word(s, w, mode, &mut f);
+    });
+}
+
+/// The words of `text`: maximal runs of alphanumeric characters.
+///
+/// One pass over the bytes: ASCII letters and digits, and every byte of a
+/// non-ASCII character, extend a run; a run holding non-ASCII characters
+/// is split again by `char::is_alphanumeric` (ASCII punctuation ends a run
+/// either way, so the result is the same as splitting the text by chars).
+pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let mut i = 0;
+    loop {
+        while i < n && !WORD_BYTE[usize::from(bytes[i])] {
+            i += 1;
         }
-        let parts = split_case(word);
-        let compound = (2..=3).contains(&parts.len());
-        if mode != Compounds::Parts && compound {
-            lower.clear();
-            lower.extend(acronym_singular(word).chars().flat_map(char::to_lowercase));
-            let stemmed = stem(&lower);
-            f(&stemmed, &lower);
-            if mode == Compounds::Joined {
-                continue;
+        if i == n {
+            return;
+        }
+        let start = i;
+        let mut high = 0u8;
+        while i < n && WORD_BYTE[usize::from(bytes[i])] {
+            high |= bytes[i];
+            i += 1;
+        }
+        run(&text[start..i], high < 0x80, &mut f);
+    }
+}
+
+fn run(run: &str, ascii: bool, f: &mut impl FnMut(&str)) {
+    if ascii {
+        f(run);
+    } else {
+        for w in run.split(|c: char| !c.is_alphanumeric()) {
+            if !w.is_empty() {
+                f(w);
             }
         }
-        for part in parts {
-            let part = acronym_singular(part);
-            lower.clear();
-            lower.extend(part.chars().flat_map(char::to_lowercase));
-            let stemmed = stem(&lower);
-            match expand(&stemmed) {
-                Some(parts) => {
-                    for p in parts {
-                        f(p, &lower);
-                    }
-                }
-                None => f(&stemmed, &lower),
+    }
+}
+
+/// Bytes that may belong to a word: ASCII alphanumerics and any byte of a
+/// multi-byte UTF-8 character.
+const WORD_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).is_ascii_alphanumeric() || b >= 0x80;
+        b += 1;
+    }
+    t
+};
+
+/// Tokenize one word (a run of alphanumeric characters) in `Both` mode:
+/// the joined form first when it is a short compound, then its parts.
+/// Returns whether it is such a compound; the other modes are filters over
+/// this sequence (`Parts`: no joined form; `Joined`: a compound's joined
+/// form only), so callers may cache a word's terms once for every mode.
+pub(crate) fn word_terms(
+    s: &mut Scratch,
+    w: &str,
+    mut f: impl FnMut(&str, &str, bool, bool),
+) -> bool {
+    word(s, w, Compounds::Both, &mut f)
+}
+
+fn word(
+    s: &mut Scratch,
+    word: &str,
+    mode: Compounds,
+    f: &mut impl FnMut(&str, &str, bool, bool),
+) -> bool {
+    split_case(word, &mut s.cuts);
+    let parts = s.cuts.len() + 1;
+    let compound = (2..=3).contains(&parts);
+    if mode != Compounds::Parts && compound {
+        lowercase_into(&mut s.lower, acronym_singular(word));
+        emit_stemmed(s, f, true, false);
+        if mode == Compounds::Joined {
+            return true;
+        }
+    }
+    for p in 0..parts {
+        let start = if p == 0 { 0 } else { s.cuts[p - 1] };
+        let end = s.cuts.get(p).copied().unwrap_or(word.len());
+        lowercase_into(&mut s.lower, acronym_singular(&word[start..end]));
+        emit_stemmed(s, f, false, true);
+    }
+    compound
+}
+
+/// Stem `s.lower` and emit it (expanded, for parts).
+fn emit_stemmed(
+    s: &mut Scratch,
+    f: &mut impl FnMut(&str, &str, bool, bool),
+    joined: bool,
+    expand_abbreviations: bool,
+) {
+    let surface_stop = is_stopword(&s.lower);
+    let (len, y) = stem_parts(&s.lower);
+    let term: &str = if y {
+        s.stemmed.clear();
+        s.stemmed.push_str(&s.lower[..len]);
+        s.stemmed.push('y');
+        &s.stemmed
+    } else {
+        &s.lower[..len]
+    };
+    let stop = |t: &str| surface_stop || (t.len() != s.lower.len() && is_stopword(t));
+    match expand(term).filter(|_| expand_abbreviations) {
+        Some(parts) => {
+            for p in parts {
+                f(p, &s.lower, joined, surface_stop || is_stopword(p));
             }
         }
+        None => f(term, &s.lower, joined, stop(term)),
+    }
+}
+
+fn lowercase_into(out: &mut String, text: &str) {
+    out.clear();
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+    } else {
+        out.extend(text.chars().flat_map(char::to_lowercase));
     }
 }
 
@@ -109,29 +251,29 @@ pub(crate) struct QueryWord {
 
 pub(crate) fn query_words(text: &str) -> Vec<QueryWord> {
     let mut out = Vec::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
-        if word.is_empty() {
-            continue;
-        }
-        let mut parts = Vec::new();
-        for_each_term(word, |t, s| parts.push((t.to_owned(), s.to_owned())));
-        let mut joined = None;
-        if (2..=3).contains(&split_case(word).len()) {
-            terms(word, Compounds::Joined, |t, s| {
-                if joined.is_none() {
-                    joined = Some((t.to_owned(), s.to_owned()));
-                }
-            });
-        }
-        out.push(QueryWord { parts, joined });
-    }
+    let mut s = Scratch::default();
+    for_each_word(text, |w| {
+        let mut q = QueryWord {
+            parts: Vec::new(),
+            joined: None,
+        };
+        word(&mut s, w, Compounds::Both, &mut |t, surface, joined, _| {
+            let pair = (t.to_owned(), surface.to_owned());
+            if joined {
+                q.joined = Some(pair);
+            } else {
+                q.parts.push(pair);
+            }
+        });
+        out.push(q);
+    });
     out
 }
 
 /// The kind of a normalized query term, judged on its surface word so that
 /// stemming cannot turn a stopword into a content word or back.
 pub fn term_kind(term: &str, surface: &str) -> TermKind {
-    if STOPWORDS.binary_search(&surface).is_ok() || STOPWORDS.binary_search(&term).is_ok() {
+    if is_stopword(surface) || is_stopword(term) {
         TermKind::Stop
     } else if term.bytes().all(|b| b.is_ascii_digit()) {
         TermKind::Soft
@@ -140,40 +282,117 @@ pub fn term_kind(term: &str, surface: &str) -> TermKind {
     }
 }
 
-/// Whether a normalized document term is worth a posting. Stopwords never
-/// score, so indexing them would only cost memory.
-pub(crate) fn is_indexed(term: &str, surface: &str) -> bool {
-    term_kind(term, surface) != TermKind::Stop
+/// Membership in [`STOPWORDS`]: a word of at most 16 bytes packed into a
+/// `u128` and looked up in a table built at compile time (one or two
+/// probes, no string comparisons).
+pub(crate) fn is_stopword(word: &str) -> bool {
+    let b = word.as_bytes();
+    if b.is_empty() || b.len() > MAX_STOPWORD_LEN {
+        return false;
+    }
+    let mut key = 0u128;
+    for (i, &c) in b.iter().enumerate() {
+        key |= u128::from(c) << (8 * i);
+    }
+    let mut slot = stop_slot(key);
+    loop {
+        match STOP_TABLE[slot] {
+            0 => return false,
+            k if k == key => return true,
+            _ => slot = (slot + 1) % STOP_TABLE.len(),
+        }
+    }
 }
 
-/// `getHTTPResponse` → `get`, `HTTP`, `Response`; `listPRs` → `list`, `PRs`;
-/// `getV2Users` → `get`, `V2`, `Users`.
-fn split_case(word: &str) -> Vec<&str> {
-    let bytes: Vec<(usize, char)> = word.char_indices().collect();
-    let mut cuts = Vec::new();
-    for i in 1..bytes.len() {
-        let (idx, c) = bytes[i];
-        let prev = bytes[i - 1].1;
-        let next = bytes.get(i + 1).map(|&(_, n)| n);
+/// The longest stopword (at most 16 bytes, the packed key's size).
+const MAX_STOPWORD_LEN: usize = {
+    let mut max = 0;
+    let mut i = 0;
+    while i < STOPWORDS.len() {
+        if STOPWORDS[i].len() > max {
+            max = STOPWORDS[i].len();
+        }
+        i += 1;
+    }
+    assert!(max <= 16);
+    max
+};
+
+const fn pack(word: &str) -> u128 {
+    let b = word.as_bytes();
+    let mut key = 0u128;
+    let mut i = 0;
+    while i < b.len() {
+        key |= (b[i] as u128) << (8 * i);
+        i += 1;
+    }
+    key
+}
+
+const fn stop_slot(key: u128) -> usize {
+    let folded = (key as u64) ^ ((key >> 64) as u64);
+    (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - STOP_BITS)) as usize
+}
+
+const STOP_BITS: u32 = 10;
+
+/// [`STOPWORDS`] packed, by [`stop_slot`], linear probing; `0` is free.
+const STOP_TABLE: [u128; 1 << STOP_BITS] = {
+    let mut table = [0u128; 1 << STOP_BITS];
+    let mut i = 0;
+    while i < STOPWORDS.len() {
+        let key = pack(STOPWORDS[i]);
+        let mut slot = stop_slot(key);
+        while table[slot] != 0 {
+            slot = (slot + 1) % table.len();
+        }
+        table[slot] = key;
+        i += 1;
+    }
+    table
+};
+
+/// The case-split cut points of `word` (byte offsets where a new part
+/// starts): `getHTTPResponse` → `get`, `HTTP`, `Response`; `listPRs` →
+/// `list`, `PRs`; `getV2Users` → `get`, `V2`, `Users`.
+fn split_case(word: &str, cuts: &mut Vec<usize>) {
+    cuts.clear();
+    if word.is_ascii() {
+        let b = word.as_bytes();
+        if !b.iter().skip(1).any(u8::is_ascii_uppercase) {
+            return;
+        }
+        for i in 1..b.len() {
+            let (prev, c) = (b[i - 1], b[i]);
+            if !c.is_ascii_uppercase() {
+                continue;
+            }
+            let lower_to_upper = prev.is_ascii_lowercase() || prev.is_ascii_digit();
+            // `HTTPServer`: cut before the last capital of a run that starts
+            // a lowercase word, except a plural `s` closing an acronym (`PRs`).
+            let acronym_end = prev.is_ascii_uppercase()
+                && b.get(i + 1).is_some_and(u8::is_ascii_lowercase)
+                && !(b[i + 1] == b's' && b.get(i + 2).is_none_or(|n| !n.is_ascii_lowercase()));
+            if lower_to_upper || acronym_end {
+                cuts.push(i);
+            }
+        }
+        return;
+    }
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    for i in 1..chars.len() {
+        let (idx, c) = chars[i];
+        let prev = chars[i - 1].1;
+        let next = chars.get(i + 1).map(|&(_, n)| n);
         let lower_to_upper = (prev.is_lowercase() || prev.is_ascii_digit()) && c.is_uppercase();
-        // `HTTPServer`: cut before the last capital of a run that starts a
-        // lowercase word, except a plural `s` closing an acronym (`PRs`).
         let acronym_end = prev.is_uppercase()
             && c.is_uppercase()
             && next.is_some_and(char::is_lowercase)
-            && !(next == Some('s') && bytes.get(i + 2).is_none_or(|&(_, n)| !n.is_lowercase()));
+            && !(next == Some('s') && chars.get(i + 2).is_none_or(|&(_, n)| !n.is_lowercase()));
         if lower_to_upper || acronym_end {
             cuts.push(idx);
         }
     }
-    let mut start = 0;
-    let mut pieces = Vec::with_capacity(cuts.len() + 1);
-    for cut in cuts {
-        pieces.push(&word[start..cut]);
-        start = cut;
-    }
-    pieces.push(&word[start..]);
-    pieces
 }
 
 /// `PRs` → `PR`, `IDs` → `ID`: an acronym's plural is marked by a lowercase
@@ -190,15 +409,23 @@ fn acronym_singular(part: &str) -> &str {
 /// consistent, not a dictionary form: `create`, `creates`, `created` and
 /// `creating` all become `creat`.
 pub fn stem(word: &str) -> Cow<'_, str> {
+    match stem_parts(word) {
+        (len, true) => Cow::Owned(format!("{}y", &word[..len])),
+        (len, false) if len == word.len() => Cow::Borrowed(word),
+        (len, false) => Cow::Owned(word[..len].to_owned()),
+    }
+}
+
+/// The stem of `word` as a prefix length, plus whether a `y` follows it
+/// (`-ies` → `-y`, the one rule that does not just cut).
+fn stem_parts(word: &str) -> (usize, bool) {
     let n = word.len();
     if !word.is_ascii() || n <= 3 || word.bytes().any(|b| b.is_ascii_digit()) {
-        return Cow::Borrowed(word);
+        return (n, false);
     }
     let mut w: &str = word;
-    let owned: String;
     if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
-        owned = format!("{base}y");
-        return Cow::Owned(owned);
+        return (base.len(), true);
     }
     if let Some(base) = w.strip_suffix("es").filter(|b| {
         b.ends_with("ss")
@@ -215,43 +442,30 @@ pub fn stem(word: &str) -> Cow<'_, str> {
         .filter(|b| b.len() >= 3 && !b.ends_with('e'))
     {
         // `committed` → `commit`, `mapped` → `map`; `called` keeps its `ll`.
-        let b = base.as_bytes();
-        let doubled = b.len() >= 4
-            && b[b.len() - 1] == b[b.len() - 2]
-            && !matches!(b[b.len() - 1], b'l' | b's' | b'z' | b'f');
-        w = if doubled {
-            &base[..base.len() - 1]
-        } else {
-            base
-        };
-        return Cow::Owned(w.to_owned());
+        return (undouble(base), false);
     }
     if let Some(base) = w
         .strip_suffix("ing")
         .filter(|b| b.len() >= 3 && b.bytes().any(|c| b"aeiouy".contains(&c)))
     {
         // `adding` → `add`, `logging` → `log`; `string` and `thing` stay.
-        let b = base.as_bytes();
-        let doubled = b.len() >= 4
-            && b[b.len() - 1] == b[b.len() - 2]
-            && !matches!(b[b.len() - 1], b'l' | b's' | b'z' | b'f');
-        w = if doubled {
-            &base[..base.len() - 1]
-        } else {
-            base
-        };
-        return Cow::Owned(w.to_owned());
+        return (undouble(base), false);
     }
     if w.len() >= 4
         && let Some(base) = w.strip_suffix('e')
     {
         w = base;
     }
-    if w.len() == n {
-        Cow::Borrowed(word)
-    } else {
-        Cow::Owned(w.to_owned())
-    }
+    (w.len(), false)
+}
+
+/// The length of `base` without a doubled final consonant (`committ`).
+fn undouble(base: &str) -> usize {
+    let b = base.as_bytes();
+    let doubled = b.len() >= 4
+        && b[b.len() - 1] == b[b.len() - 2]
+        && !matches!(b[b.len() - 1], b'l' | b's' | b'z' | b'f');
+    if doubled { b.len() - 1 } else { b.len() }
 }
 
 /// Abbreviations folded to their spelled-out terms (after stemming).
