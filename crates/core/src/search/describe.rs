@@ -119,14 +119,14 @@ pub fn describe(req: &DescribeRequest, sources: &[Source<'_>]) -> Result<Value, 
         let parsed = Address::parse(address);
         let source = parsed.and_then(|a| sources.iter().find(|s| s.connector() == a.connector));
         let value = match (parsed, source) {
-            (Some(a), Some(Source::Ready { index, guide })) => match index.catalog().get(a.tool) {
-                Some(tool) => {
+            (Some(a), Some(Source::Ready { index, guide })) => match index.tool_id(a.tool) {
+                Some(id) => {
                     let guide = guide.filter(|_| {
                         let first = !guided.contains(&a.connector);
                         guided.push(a.connector);
                         first
                     });
-                    entry(a.connector, tool, guide, opts)
+                    entry(index, id, guide, opts)
                 }
                 None => {
                     let candidates: Vec<String> = index

@@ -3,9 +3,10 @@
 use serde_json::{Map, Value};
 
 use crate::address::format_address;
-use crate::catalog::ToolDef;
 use crate::config::Guide;
-use crate::schema::{SHAPE_CAP_BYTES, object_keys, render_compact};
+use crate::schema::{CompactSchema, object_keys};
+
+use super::index::CatalogIndex;
 
 /// Without `fullDescriptions`, a description is cut to its first sentence
 /// and at most this many bytes (on a word boundary, marked with `…`).
@@ -30,12 +31,16 @@ pub(crate) struct EntryOptions {
     pub annotations: bool,
 }
 
+/// One tool of an index as a page entry; its compact shapes come from the
+/// index's per-tool cache (rendered the first time any page shows it).
 pub(crate) fn entry(
-    connector: &str,
-    tool: &ToolDef,
+    index: &CatalogIndex,
+    id: u32,
     guide: Option<&Guide>,
     opts: EntryOptions,
 ) -> Value {
+    let connector = index.connector();
+    let tool = index.tool(id);
     let mut m = Map::new();
     m.insert(
         "address".into(),
@@ -61,11 +66,18 @@ pub(crate) fn entry(
             serde_json::to_value(&tool.annotations).unwrap_or(Value::Null),
         );
     }
-    shape(&mut m, "input", &tool.input_schema, opts, true);
-    if opts.schemas != Schemas::CompactInput
-        && let Some(out) = &tool.output_schema
-    {
-        shape(&mut m, "output", out, opts, false);
+    if opts.schemas == Schemas::Json {
+        exact_shape(&mut m, "input", &tool.input_schema, opts, true);
+        if let Some(out) = &tool.output_schema {
+            exact_shape(&mut m, "output", out, opts, false);
+        }
+    } else {
+        compact_shape(&mut m, "input", index.compact_input(id), opts, true);
+        if opts.schemas == Schemas::Compact
+            && let Some(out) = index.compact_output(id)
+        {
+            compact_shape(&mut m, "output", out, opts, false);
+        }
     }
     if let Some(g) = guide {
         m.insert("guideSummary".into(), Value::String(g.summary.clone()));
@@ -79,25 +91,52 @@ pub(crate) fn entry(
     Value::Object(m)
 }
 
-fn shape(m: &mut Map<String, Value>, which: &str, schema: &Value, opts: EntryOptions, input: bool) {
-    let (keys, required) = if opts.schemas == Schemas::Json {
-        m.insert(format!("{which}Schema"), schema.clone());
+fn exact_shape(
+    m: &mut Map<String, Value>,
+    which: &str,
+    schema: &Value,
+    opts: EntryOptions,
+    input: bool,
+) {
+    m.insert(format!("{which}Schema"), schema.clone());
+    if opts.keys {
         match object_keys(schema) {
-            Some((k, r)) => (Some(k), Some(r)),
-            None => (None, None),
+            Some((k, r)) => key_lists(m, which, Some(&k), Some(&r), input),
+            None => key_lists(m, which, None, None, input),
         }
-    } else {
-        let c = render_compact(schema, SHAPE_CAP_BYTES);
-        m.insert(format!("{which}Schema"), Value::String(c.text));
-        if c.truncated {
-            m.insert(format!("{which}SchemaTruncated"), Value::Bool(true));
-        }
-        (c.keys, c.required_keys)
-    };
-    if !opts.keys {
-        return;
     }
-    let strings = |v: Vec<String>| Value::Array(v.into_iter().map(Value::String).collect());
+}
+
+fn compact_shape(
+    m: &mut Map<String, Value>,
+    which: &str,
+    c: &CompactSchema,
+    opts: EntryOptions,
+    input: bool,
+) {
+    m.insert(format!("{which}Schema"), Value::String(c.text.clone()));
+    if c.truncated {
+        m.insert(format!("{which}SchemaTruncated"), Value::Bool(true));
+    }
+    if opts.keys {
+        key_lists(
+            m,
+            which,
+            c.keys.as_deref(),
+            c.required_keys.as_deref(),
+            input,
+        );
+    }
+}
+
+fn key_lists(
+    m: &mut Map<String, Value>,
+    which: &str,
+    keys: Option<&[String]>,
+    required: Option<&[String]>,
+    input: bool,
+) {
+    let strings = |v: &[String]| Value::Array(v.iter().cloned().map(Value::String).collect());
     if let Some(k) = keys {
         m.insert(format!("{which}Keys"), strings(k));
     }

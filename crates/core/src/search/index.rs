@@ -17,10 +17,15 @@
 //!   optional in names);
 //! - connector-level text (the id and the configured description) is stored
 //!   once per index, not copied into every tool's postings.
+//!
+//! Compact shapes are rendered lazily, the first time a page shows a tool,
+//! and kept per tool ([`CatalogIndex::compact_input`]): building the index
+//! never renders a schema.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ToolDef};
+use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
 use super::tokenize::{Compounds, Scratch, for_each_word, is_stopword, terms, word_terms};
 #[cfg(test)]
@@ -77,6 +82,16 @@ pub struct CatalogIndex {
     read_only_tools: usize,
     /// The connector id as a term sequence (for `connector tool` exact names).
     connector_terms: Vec<u32>,
+    /// Compact shapes, rendered on first use.
+    shapes: Box<[OnceLock<Box<Shapes>>]>,
+}
+
+/// A tool's compact shapes: the input one is what every search page shows;
+/// the output one only `includeSchemas: "compact"` asks for.
+#[derive(Debug)]
+struct Shapes {
+    input: CompactSchema,
+    output: OnceLock<Option<CompactSchema>>,
 }
 
 impl CatalogIndex {
@@ -111,6 +126,21 @@ impl CatalogIndex {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    pub(crate) fn tool(&self, tool: u32) -> &ToolDef {
+        &self.catalog.tools()[tool as usize]
+    }
+
+    /// The id of a tool of this index's catalog (for `describe`).
+    pub(crate) fn tool_id(&self, name: &str) -> Option<u32> {
+        let found = self.catalog.get(name)?;
+        let tools = self.catalog.tools();
+        // `Catalog::get` returns a reference into `tools()`; its position is
+        // its offset, checked before use.
+        let offset = (found as *const Arc<ToolDef> as usize).wrapping_sub(tools.as_ptr() as usize)
+            / std::mem::size_of::<Arc<ToolDef>>();
+        (offset < self.len() && Arc::ptr_eq(&tools[offset], found)).then_some(offset as u32)
     }
 
     #[cfg(test)]
@@ -226,9 +256,49 @@ impl CatalogIndex {
         &self.connector_terms
     }
 
+    /// The tool's compact input shape, rendered once.
+    pub(crate) fn compact_input(&self, tool: u32) -> &CompactSchema {
+        &self.shapes(tool).input
+    }
+
+    /// The tool's compact output shape, if it declares one, rendered once.
+    pub(crate) fn compact_output(&self, tool: u32) -> Option<&CompactSchema> {
+        let def = self.tool(tool);
+        self.shapes(tool)
+            .output
+            .get_or_init(|| {
+                def.output_schema
+                    .as_ref()
+                    .map(|s| render_compact(s, SHAPE_CAP_BYTES))
+            })
+            .as_ref()
+    }
+
+    fn shapes(&self, tool: u32) -> &Shapes {
+        self.shapes[tool as usize].get_or_init(|| {
+            Box::new(Shapes {
+                input: render_compact(&self.tool(tool).input_schema, SHAPE_CAP_BYTES),
+                output: OnceLock::new(),
+            })
+        })
+    }
+
     /// Approximate heap bytes held by the index itself (the catalog it
-    /// points to is not counted).
+    /// points to is not counted; compact shapes rendered so far are).
     pub fn heap_bytes(&self) -> usize {
+        let shapes: usize = self
+            .shapes
+            .iter()
+            .filter_map(OnceLock::get)
+            .map(|s| {
+                let out = s.output.get().and_then(Option::as_ref);
+                std::mem::size_of::<Shapes>()
+                    + std::iter::once(&s.input)
+                        .chain(out)
+                        .map(compact_bytes)
+                        .sum::<usize>()
+            })
+            .sum();
         self.vocab.heap_bytes()
             + self.term_flags.capacity()
             + 4 * (self.offsets.capacity()
@@ -238,7 +308,19 @@ impl CatalogIndex {
                 + self.connector_terms.capacity())
             + 8 * (self.name_keys.capacity() + self.name_extra.capacity())
             + self.tool_info.capacity()
+            + std::mem::size_of_val(&*self.shapes)
+            + shapes
     }
+}
+
+fn compact_bytes(c: &CompactSchema) -> usize {
+    let list = |l: &Option<Vec<String>>| {
+        l.iter()
+            .flatten()
+            .map(|k| k.capacity() + std::mem::size_of::<String>())
+            .sum::<usize>()
+    };
+    c.text.capacity() + list(&c.keys) + list(&c.required_keys)
 }
 
 /// Index construction: each distinct word is tokenized once (its terms are
@@ -482,6 +564,7 @@ impl Builder {
         self.name_terms.shrink_to_fit();
         self.name_extra.shrink_to_fit();
         self.term_flags.shrink_to_fit();
+        let shapes = (0..n).map(|_| OnceLock::new()).collect();
         CatalogIndex {
             catalog,
             vocab: self.vocab.finish(),
@@ -495,6 +578,7 @@ impl Builder {
             tool_info,
             read_only_tools,
             connector_terms,
+            shapes,
         }
     }
 }
@@ -502,7 +586,6 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::ToolDef;
     use crate::policy::Annotations;
     use serde_json::json;
 
@@ -587,5 +670,24 @@ mod tests {
         let min = idx.term_id("min").expect("interned");
         assert!(idx.raw_postings(min).is_empty());
         assert_eq!(idx.name_extra(min).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(idx.tool_id("get_mine"), Some(3));
+        assert_eq!(idx.tool_id("nope"), None);
+    }
+
+    #[test]
+    fn shapes_are_rendered_once_and_kept() {
+        let mut t = tool("a", "");
+        t.output_schema = Some(Arc::new(json!({"type": "string"})));
+        let idx = CatalogIndex::build(Arc::new(Catalog::new("c", vec![t, tool("b", "")])));
+        let before = idx.heap_bytes();
+        let first: *const CompactSchema = idx.compact_input(0);
+        assert!(std::ptr::eq(first, idx.compact_input(0)));
+        assert_eq!(idx.compact_input(0).text, "{}");
+        assert_eq!(
+            idx.compact_output(0).map(|c| c.text.as_str()),
+            Some("string")
+        );
+        assert!(idx.compact_output(1).is_none());
+        assert!(idx.heap_bytes() > before);
     }
 }

@@ -279,12 +279,7 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
                 guided.push(h.source);
                 first
             });
-            entry(
-                index.connector(),
-                &index.catalog().tools()[h.tool as usize],
-                guide,
-                opts,
-            )
+            entry(index, h.tool, guide, opts)
         })
         .collect();
     let returned = tools.len();
