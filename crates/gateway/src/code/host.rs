@@ -166,16 +166,17 @@ impl ProgramHost {
         if let Err(e) = self.spend() {
             // A budget refusal on a real connector is still an event (V1).
             if let Some(addr) = connecta_core::Address::parse(address)
-                && let Some(h) = self.gateway.connector(addr.connector) {
-                    self.gateway.record_refusal(
-                        &self.ctx,
-                        &h.config.id,
-                        addr.tool,
-                        Source::ExecuteCode,
-                        e.code,
-                        Instant::now(),
-                    );
-                }
+                && let Some(h) = self.gateway.connector(addr.connector)
+            {
+                self.gateway.record_refusal(
+                    &self.ctx,
+                    &h.config.id,
+                    addr.tool,
+                    Source::ExecuteCode,
+                    e.code,
+                    Instant::now(),
+                );
+            }
             return (Err(e), None);
         }
         // The call runs as its own task: if the run ends while it is in
@@ -505,12 +506,12 @@ pub(crate) fn error_details(e: &ToolError) -> Value {
 fn strip_line_suffix(message: &str) -> &str {
     if let Some(i) = message.rfind(" (line ")
         && message.ends_with(')')
-            && message[i + 7..message.len() - 1]
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        {
-            return &message[..i];
-        }
+        && message[i + 7..message.len() - 1]
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+    {
+        return &message[..i];
+    }
     message
 }
 
