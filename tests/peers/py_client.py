@@ -17,7 +17,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamablehttp_client
 
-EXPECTED = {"search_tools", "call_tool", "call_destructive_tool", "authorize_connector", "get_result", "skills"}
+EXPECTED = {"execute_code", "search_tools", "call_tool", "call_destructive_tool", "authorize_connector", "get_result", "skills"}
 
 
 def check(cond, what):
@@ -38,7 +38,7 @@ async def exercise(session):
     check(init.instructions and len(init.instructions.encode()) <= 1000, "instructions present and <= 1000 bytes")
     tools = await session.list_tools()
     names = {t.name for t in tools.tools}
-    check(EXPECTED <= names and names <= EXPECTED | {"execute_code"}, f"tool names {sorted(names)}")
+    check(names == EXPECTED, f"tool names {sorted(names)}")
 
     found = structured(await session.call_tool("search_tools", {"query": "get note"}))
     addresses = [t["address"] for t in found["tools"]]

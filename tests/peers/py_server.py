@@ -64,6 +64,36 @@ def pid() -> dict:
     return {"pid": os.getpid()}
 
 
+@mcp.tool(name="lookup-record", annotations=READ_ONLY)
+def lookup_record_dash(id: int) -> dict:
+    """Look up a record (dash-named twin, for shortcut ambiguity tests)."""
+    return {"id": id, "via": "lookup-record"}
+
+
+@mcp.tool(name="lookup_record", annotations=READ_ONLY)
+def lookup_record_snake(id: int) -> dict:
+    """Look up a record (snake-named twin, for shortcut ambiguity tests)."""
+    return {"id": id, "via": "lookup_record"}
+
+
+@mcp.tool(name="get-item", annotations=READ_ONLY)
+def get_item_dash() -> dict:
+    """Get the item (one of two tools whose shortcut name is get_item)."""
+    return {"via": "get-item"}
+
+
+@mcp.tool(name="get.item", annotations=READ_ONLY)
+def get_item_dot() -> dict:
+    """Get the item (the other tool whose shortcut name is get_item)."""
+    return {"via": "get.item"}
+
+
+@mcp.tool(annotations=READ_ONLY)
+def flaky() -> str:
+    """Always fails with a tool error."""
+    raise RuntimeError("the flaky tool failed on purpose")
+
+
 @mcp.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))
 def forget_city(city: str) -> dict:
     """Remove a city from the table."""

@@ -6,7 +6,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const EXPECTED = ["search_tools", "call_tool", "call_destructive_tool", "authorize_connector", "get_result", "skills"];
+const EXPECTED = ["execute_code", "search_tools", "call_tool", "call_destructive_tool", "authorize_connector", "get_result", "skills"];
 
 function check(cond, what) {
   if (!cond) {
@@ -23,6 +23,7 @@ check(client.getServerVersion()?.name === "connecta", "server name");
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name);
+check(names.length === 7, `exactly seven tools: ${names}`);
 for (const n of EXPECTED) check(names.includes(n), `tool ${n} missing from ${names}`);
 const search = tools.find((t) => t.name === "search_tools");
 check(search.annotations?.readOnlyHint === true, "search_tools is annotated read-only");

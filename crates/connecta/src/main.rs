@@ -69,7 +69,15 @@ enum Command {
     DemoServer,
 }
 
+/// The hidden argument that turns this binary into a code-mode sandbox
+/// worker. Checked before anything else: the worker hardens itself and must
+/// start single-threaded, before any runtime exists.
+pub const WORKER_ARG: &str = "__sandbox-worker";
+
 fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == WORKER_ARG) {
+        return connecta_sandbox::worker_main();
+    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -2,6 +2,7 @@
 //! at once, `initialize` works for 2025-11-25 / 2025-06-18 / 2025-03-26, the
 //! tool list is exactly the meta-tools with correct annotations, and the
 //! instructions and the serialized tool list stay within their budgets.
+//! The `execute_code` description names the connectors and the live budgets.
 
 mod support;
 
@@ -91,6 +92,7 @@ async fn tools_list_is_the_meta_tools_within_budget() {
     assert_eq!(
         names,
         [
+            "execute_code",
             "search_tools",
             "call_tool",
             "call_destructive_tool",
@@ -106,11 +108,27 @@ async fn tools_list_is_the_meta_tools_within_budget() {
             .and_then(|t| t.annotations.clone())
             .expect("annotations")
     };
-    for ro in ["search_tools", "call_tool", "get_result", "skills"] {
+    for ro in [
+        "execute_code",
+        "search_tools",
+        "call_tool",
+        "get_result",
+        "skills",
+    ] {
         assert_eq!(ann(ro).read_only_hint, Some(true), "{ro}");
     }
     assert_eq!(ann("call_destructive_tool").destructive_hint, Some(true));
     assert_eq!(ann("call_destructive_tool").read_only_hint, Some(false));
+    let exec = tools
+        .iter()
+        .find(|t| t.name == "execute_code")
+        .expect("execute_code");
+    let desc = exec.description.as_deref().unwrap_or_default();
+    assert!(desc.contains("Connectors: demo."), "{desc}");
+    assert!(
+        desc.contains("20 calls") && desc.contains("batch <= 10") && desc.contains("15 s per call"),
+        "{desc}"
+    );
     let bytes = serde_json::to_vec(&tools).expect("serializes").len();
     let info = client.peer_info().expect("server info");
     let instructions = info.instructions.clone().unwrap_or_default();

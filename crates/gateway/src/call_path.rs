@@ -64,6 +64,10 @@ pub(crate) struct Dispatched {
     pub result: Result<ToolResult, ToolError>,
     pub attempts: u32,
     pub started: Instant,
+    /// Time spent loading the catalog to resolve the address.
+    pub catalog_time: Duration,
+    /// Time spent waiting on the connector, all attempts.
+    pub connector_time: Duration,
 }
 
 impl Gateway {
@@ -103,7 +107,9 @@ impl Gateway {
     /// once it knows how the result was shaped.
     pub(crate) async fn dispatch(&self, spec: CallSpec<'_>, ctx: &RequestCtx) -> Dispatched {
         let started = Instant::now();
-        let resolved = match self.resolve(spec.address).await {
+        let resolution = self.resolve(spec.address).await;
+        let catalog_time = started.elapsed();
+        let resolved = match resolution {
             Resolution::Found(r) => r,
             Resolution::Refused {
                 connector,
@@ -116,6 +122,8 @@ impl Gateway {
                     result: Err(error),
                     attempts: 1,
                     started,
+                    catalog_time,
+                    connector_time: Duration::ZERO,
                 };
             }
             Resolution::Unknown(error) => {
@@ -125,20 +133,31 @@ impl Gateway {
                     result: Err(error),
                     attempts: 1,
                     started,
+                    catalog_time,
+                    connector_time: Duration::ZERO,
                 };
             }
         };
         let connector = resolved.handle.config.id.clone();
         let tool_name = resolved.tool.name.clone();
-        let done = |result: Result<ToolResult, ToolError>, attempts: u32| Dispatched {
+        let mut connector_time = Duration::ZERO;
+        let done = |result: Result<ToolResult, ToolError>,
+                    attempts: u32,
+                    connector_time: Duration| Dispatched {
             connector: Some(connector.clone()),
             tool_name: tool_name.clone(),
             result,
             attempts,
             started,
+            catalog_time,
+            connector_time,
         };
         if spec.boundary == Boundary::ReadOnly && !is_read_only(&resolved.tool.annotations) {
-            return done(Err(ToolError::requires_approval(spec.address)), 1);
+            return done(
+                Err(ToolError::requires_approval(spec.address)),
+                1,
+                connector_time,
+            );
         }
         let args = match spec.args {
             None | Some(Value::Null) => Map::new(),
@@ -149,19 +168,24 @@ impl Gateway {
                         "`args` must be a JSON object of the tool's arguments",
                     )),
                     1,
+                    connector_time,
                 );
             }
         };
         let args_value = Value::Object(args);
         if let Err(e) = resolved.loaded.validator(&resolved.tool).check(&args_value) {
-            return done(Err(e), 1);
+            return done(Err(e), 1, connector_time);
         }
         let Value::Object(args) = args_value else {
-            return done(Err(ToolError::invalid_args("`args` must be an object")), 1);
+            return done(
+                Err(ToolError::invalid_args("`args` must be an object")),
+                1,
+                connector_time,
+            );
         };
         let _permit = match resolved.handle.admission.admit() {
             Ok(p) => p,
-            Err(e) => return done(Err(e), 1),
+            Err(e) => return done(Err(e), 1, connector_time),
         };
         let retry_allowed = may_retry(&resolved.tool.annotations);
         let mut attempts = 0u32;
@@ -171,27 +195,29 @@ impl Gateway {
                 timeout: spec.timeout,
                 cancel: ctx.cancel.child_token(),
             };
+            let call_started = Instant::now();
             let result = resolved
                 .handle
                 .connector
                 .call(&resolved.tool.name, args.clone(), options)
                 .await;
+            connector_time += call_started.elapsed();
             let result = match result {
                 Ok(r) if r.is_error => Err(self.downstream_error(&connector, &r)),
                 Ok(r) => Ok(r),
                 Err(e) => Err(self.scrub(e)),
             };
             let err = match result {
-                Ok(r) => return done(Ok(r), attempts),
+                Ok(r) => return done(Ok(r), attempts, connector_time),
                 Err(e) => e,
             };
             if !(err.retryable && retry_allowed && attempts <= spec.max_retries) {
-                return done(Err(err), attempts);
+                return done(Err(err), attempts, connector_time);
             }
             let wait = match err.retry_after_ms {
                 // Honour a short window exactly; decline a long one (Y4).
                 Some(ms) if ms > self.config.limits.max_retry_after.as_millis() as u64 => {
-                    return done(Err(err), attempts);
+                    return done(Err(err), attempts, connector_time);
                 }
                 Some(ms) => Duration::from_millis(ms),
                 None => Duration::from_millis(100 * (1 << (attempts - 1).min(4))),
@@ -199,7 +225,7 @@ impl Gateway {
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
                 () = ctx.cancel.cancelled() => {
-                    return done(Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled")), attempts);
+                    return done(Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled")), attempts, connector_time);
                 }
             }
         }

@@ -25,24 +25,71 @@ use crate::validate::ArgValidator;
 pub struct Loaded {
     pub catalog: Arc<Catalog>,
     pub fetched_at_ms: i64,
+    /// The connector's configured description, indexed with every tool.
+    description: Option<String>,
     index: OnceLock<Arc<CatalogIndex>>,
     validators: Mutex<HashMap<String, Arc<ArgValidator>>>,
+    /// Sanitized tool name → tool positions, for program shortcuts.
+    aliases: OnceLock<HashMap<String, Vec<usize>>>,
 }
 
 impl Loaded {
-    fn new(catalog: Catalog, fetched_at_ms: i64) -> Loaded {
+    /// The tools a shortcut name could mean: the exact name first; failing
+    /// that, every tool whose sanitized name is `alias` (contract A2/A3).
+    pub fn by_alias(&self, alias: &str) -> Vec<Arc<ToolDef>> {
+        if let Some(t) = self.catalog.get(alias) {
+            return vec![t.clone()];
+        }
+        let map = self.aliases.get_or_init(|| {
+            let mut m: HashMap<String, Vec<usize>> = HashMap::new();
+            for (i, t) in self.catalog.tools().iter().enumerate() {
+                m.entry(connecta_core::address::sanitize_identifier(&t.name))
+                    .or_default()
+                    .push(i);
+            }
+            m
+        });
+        map.get(alias)
+            .map(|ix| {
+                ix.iter()
+                    .map(|&i| self.catalog.tools()[i].clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn new(catalog: Catalog, fetched_at_ms: i64, description: Option<String>) -> Loaded {
         Loaded {
             catalog: Arc::new(catalog),
             fetched_at_ms,
+            description,
             index: OnceLock::new(),
             validators: Mutex::new(HashMap::new()),
+            aliases: OnceLock::new(),
         }
     }
 
+    /// The search index, built on first use (and warmed in the background
+    /// right after a catalog loads, so requests rarely pay for it).
     pub fn index(&self) -> Arc<CatalogIndex> {
         self.index
-            .get_or_init(|| Arc::new(CatalogIndex::build(self.catalog.clone())))
+            .get_or_init(|| {
+                Arc::new(CatalogIndex::with_description(
+                    self.catalog.clone(),
+                    self.description.as_deref(),
+                ))
+            })
             .clone()
+    }
+
+    /// Build the index off the request path.
+    fn warm(self: &Arc<Self>) {
+        if self.index.get().is_none() {
+            let me = self.clone();
+            tokio::task::spawn_blocking(move || {
+                me.index();
+            });
+        }
     }
 
     /// The compiled validator for a tool's input schema, compiled on first use.
@@ -109,8 +156,13 @@ impl CatalogCell {
         let Ok(tools) = serde_json::from_str::<Vec<ToolDef>>(&stored.tools_json) else {
             return;
         };
-        let loaded = Loaded::new(Catalog::new(&self.config.id, tools), stored.fetched_at_ms);
-        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(loaded));
+        let loaded = Arc::new(Loaded::new(
+            Catalog::new(&self.config.id, tools),
+            stored.fetched_at_ms,
+            self.config.description.clone(),
+        ));
+        loaded.warm();
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(loaded);
     }
 
     pub fn peek(&self) -> Option<Arc<Loaded>> {
@@ -183,6 +235,12 @@ impl CatalogCell {
         let id = &self.config.id;
         let tools = match self.connector.list_tools(self.list_timeout).await {
             Ok(t) => t,
+            Err(e) if e.code == ErrorCode::AuthRequired => {
+                // A credential problem keeps its code and recovery envelope
+                // (contract E3): it is the thing the agent must act on.
+                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
+                return Err(e);
+            }
             Err(e) => {
                 let err = ToolError::with_cause(
                     ErrorCode::CatalogLookupFailed,
@@ -223,6 +281,7 @@ impl CatalogCell {
             Some(p) if p.catalog.fingerprint() == catalog.fingerprint() => Arc::new(Loaded {
                 catalog: p.catalog.clone(),
                 fetched_at_ms,
+                description: p.description.clone(),
                 index: p.index.get().cloned().map_or_else(OnceLock::new, |i| {
                     let cell = OnceLock::new();
                     let _ = cell.set(i);
@@ -234,9 +293,15 @@ impl CatalogCell {
                         .unwrap_or_else(|x| x.into_inner())
                         .clone(),
                 ),
+                aliases: OnceLock::new(),
             }),
-            _ => Arc::new(Loaded::new(catalog, fetched_at_ms)),
+            _ => Arc::new(Loaded::new(
+                catalog,
+                fetched_at_ms,
+                self.config.description.clone(),
+            )),
         };
+        loaded.warm();
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(loaded.clone());
         *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
         Ok(loaded)

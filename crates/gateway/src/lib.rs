@@ -12,6 +12,7 @@ mod admission;
 mod call_path;
 mod catalog_cell;
 mod clock;
+mod code;
 mod context;
 pub mod meta;
 mod redact;
@@ -21,7 +22,7 @@ mod validate;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use connecta_connectors::{Connector, DynConnector, McpConnector, McpOptions};
@@ -31,6 +32,7 @@ use serde::Serialize;
 
 pub use admission::CallAdmission;
 pub use catalog_cell::{CatalogCell, CatalogStatus, Loaded};
+pub use code::WorkerCommand;
 pub use connecta_connectors::{ConnectorState, ConnectorStatus};
 pub use context::RequestCtx;
 pub use meta::MetaOutput;
@@ -57,6 +59,11 @@ pub struct Gateway {
     pub redactor: Redactor,
     started: Instant,
     housekeeping: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Code mode; `None` only for in-process gateways started without a
+    /// worker command (the binary always has one).
+    code: Option<code::CodeMode>,
+    /// A handle on ourselves for work that outlives a borrow (program hosts).
+    me: Weak<Gateway>,
 }
 
 /// What `/health` reports.
@@ -87,13 +94,19 @@ pub struct ConnectorHealth {
 pub enum StartError {
     #[error("connector \"{id}\": {message}")]
     Connector { id: String, message: String },
+    #[error("the code-mode sandbox could not start: {0}")]
+    Sandbox(String),
 }
 
 impl Gateway {
     /// Build every connector, restore persisted catalogs, start boot-time
     /// children and warm catalogs in the background. Returns once the gateway
     /// can answer (catalog loads continue behind it).
-    pub async fn start(config: Config, store: Arc<dyn Store>) -> Result<Arc<Gateway>, StartError> {
+    pub async fn start(
+        config: Config,
+        store: Arc<dyn Store>,
+        worker: Option<WorkerCommand>,
+    ) -> Result<Arc<Gateway>, StartError> {
         let config = Arc::new(config);
         let redactor = Redactor::default();
         for t in &config.auth.bearer_tokens {
@@ -121,8 +134,19 @@ impl Gateway {
                 catalog,
             });
         }
+        let code = match &worker {
+            Some(w) => {
+                let ids: Vec<&str> = config.connectors.iter().map(|c| c.id.as_str()).collect();
+                Some(
+                    code::CodeMode::start(&config.code, w, &ids)
+                        .await
+                        .map_err(StartError::Sandbox)?,
+                )
+            }
+            None => None,
+        };
         let (activity, writer) = ActivityWriter::spawn(store.clone());
-        let gateway = Arc::new(Gateway {
+        let gateway = Arc::new_cyclic(|me| Gateway {
             config,
             connectors,
             by_id,
@@ -132,6 +156,8 @@ impl Gateway {
             redactor,
             started: Instant::now(),
             housekeeping: Mutex::new(None),
+            code,
+            me: me.clone(),
         });
         for h in &gateway.connectors {
             h.catalog.restore().await;
@@ -188,6 +214,14 @@ impl Gateway {
         &self.activity
     }
 
+    /// Sandbox worker pids (the benchmark measures their memory).
+    pub fn sandbox_worker_pids(&self) -> Vec<u32> {
+        self.code
+            .as_ref()
+            .map(|c| c.pool.stats().worker_pids)
+            .unwrap_or_default()
+    }
+
     pub fn health(&self) -> HealthReport {
         let connectors: Vec<ConnectorHealth> = self
             .connectors
@@ -226,6 +260,9 @@ impl Gateway {
             .take()
         {
             h.abort();
+        }
+        if let Some(code) = &self.code {
+            code.pool.shutdown().await;
         }
         futures::future::join_all(self.connectors.iter().map(|h| h.connector.shutdown())).await;
         self.activity.flush().await;

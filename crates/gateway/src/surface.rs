@@ -82,14 +82,87 @@ async () => {
 - Return little: results over 24,000 characters are truncated. Reduce inside the program.
 "#;
 
+/// The connector inventory line of `execute_code`'s description: whole
+/// entries only, at most 256 bytes, then `+N more`.
+pub(crate) fn inventory_line(names: &[&str]) -> String {
+    const MAX: usize = 256;
+    let mut line = String::from("Connectors: ");
+    for (i, name) in names.iter().enumerate() {
+        let rest = names.len() - i - 1;
+        let sep = if i == 0 { "" } else { ", " };
+        let tail = if rest > 0 {
+            format!(", +{rest} more")
+        } else {
+            String::new()
+        };
+        if line.len() + sep.len() + name.len() + tail.len() + 1 > MAX {
+            let more = names.len() - i;
+            line.push_str(&format!("{}+{more} more", if i == 0 { "" } else { ", " }));
+            line.push('.');
+            return line;
+        }
+        line.push_str(sep);
+        line.push_str(name);
+    }
+    if names.is_empty() {
+        line.push_str("none");
+    }
+    line.push('.');
+    line
+}
+
 impl Gateway {
     pub fn code_mode_enabled(&self) -> bool {
-        false
+        self.code.is_some()
+    }
+
+    /// The `usage` skill: the guide, plus program guidance in code mode.
+    pub fn usage_guide(&self) -> String {
+        if self.code_mode_enabled() {
+            format!("{USAGE_GUIDE}{USAGE_PROGRAMS}")
+        } else {
+            USAGE_GUIDE.to_owned()
+        }
+    }
+
+    fn execute_code_def(&self) -> Option<MetaToolDef> {
+        let code = self.code.as_ref()?;
+        let c = &code.config;
+        let names = code.shortcut_names();
+        Some(MetaToolDef {
+            name: "execute_code",
+            title: "Run a program next to the tools",
+            description: format!(
+                "Run one JavaScript async arrow function next to the tools; only its return value comes back. \
+Inside: connecta.search/describe/call/batch/emit, and each connector as a global (conn.tool(args)). Read-only tools only; \
+a failed call throws an Error with code and retryable. {} Budget: {} calls, batch <= {}, {} s per call, {} s per program, {} result chars.",
+                inventory_line(&names),
+                c.host_calls,
+                c.batch_size,
+                c.call_deadline.as_secs(),
+                c.deadline.as_secs(),
+                c.result_chars
+            ),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string", "description": "async () => { ... return result; }"},
+                    "diagnostics": {"type": "boolean"}
+                },
+                "required": ["code"],
+                "additionalProperties": false
+            }),
+            read_only: true,
+            destructive: false,
+            idempotent: false,
+            open_world: true,
+        })
     }
 
     /// The meta-tools `tools/list` returns, in a stable order.
     pub fn meta_tools(&self) -> Vec<MetaToolDef> {
         let mut tools = Vec::with_capacity(7);
+        tools.extend(self.execute_code_def());
         tools.push(MetaToolDef {
             name: "search_tools",
             title: "Search tools",
@@ -208,5 +281,29 @@ impl Gateway {
             open_world: false,
         });
         tools
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inventory_line_keeps_whole_entries_within_256_bytes() {
+        assert_eq!(inventory_line(&["demo"]), "Connectors: demo.");
+        let many: Vec<String> = (0..100).map(|i| format!("connector_{i}")).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        let line = inventory_line(&refs);
+        assert!(line.len() <= 256, "{}", line.len());
+        assert!(line.contains("connector_0, connector_1"), "{line}");
+        assert!(line.ends_with("more."), "{line}");
+        let shown = line.matches("connector_").count();
+        assert!(line.contains(&format!("+{} more", 100 - shown)), "{line}");
+    }
+
+    #[test]
+    fn instructions_fit_their_budget() {
+        assert!(instructions(true).len() <= 1_000);
+        assert!(instructions(false).len() <= 1_000);
     }
 }

@@ -11,6 +11,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 
 const EXPECTED_TOOLS: &[&str] = &[
+    "execute_code",
     "search_tools",
     "call_tool",
     "call_destructive_tool",

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use connecta_gateway::Gateway;
+use connecta_gateway::{Gateway, WorkerCommand};
 use connecta_server::AppState;
 use connecta_store::{SqliteStore, Store};
 use tokio::net::TcpListener;
@@ -47,7 +47,12 @@ pub async fn run(
 
     let listen_addr = loaded.config.server.listen;
     let grace = loaded.config.server.shutdown_grace;
-    let gateway = Gateway::start(loaded.config, store.clone()).await?;
+    let worker = WorkerCommand {
+        program: std::env::current_exe()
+            .context("could not find this executable for the sandbox workers")?,
+        args: vec![crate::WORKER_ARG.to_owned()],
+    };
+    let gateway = Gateway::start(loaded.config, store.clone(), Some(worker)).await?;
 
     let outcome = if stdio {
         tokio::select! {

@@ -374,3 +374,35 @@ pub fn alive(pid: u32) -> bool {
         Err(_) => false,
     }
 }
+
+/// Run a program through `execute_code`; returns (structured value, is_error).
+pub async fn program(client: &Client, code: &str) -> (Value, bool) {
+    call(client, "execute_code", serde_json::json!({ "code": code })).await
+}
+
+/// The Python SDK server as a stdio connector with this id.
+pub fn python_connector(id: &str) -> String {
+    format!(
+        "[[connector]]\nid = {}\ncommand = {}\nargs = [{}, \"stdio\"]\n",
+        q(id),
+        q(&python()),
+        q(&peers().join("py_server.py").display().to_string())
+    )
+}
+
+/// Activity events (newest first) as JSON, read through the CLI.
+pub fn activity(gw: &Gateway) -> Vec<Value> {
+    let (status, out, err) = run(
+        Command::new(bin())
+            .args(["activity", "tail", "--json", "-n", "1000", "--config"])
+            .arg(&gw.config_path),
+        Duration::from_secs(30),
+    );
+    assert!(status.success(), "{err}");
+    let mut v: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    v.reverse();
+    v
+}

@@ -368,7 +368,6 @@ fn lower_code(raw: RawCode, sink: &mut Sink<'_>) -> CodeConfig {
         sink.at(h.span(), "code.heap_mib must be at most 4096");
     }
     CodeConfig {
-        enabled: raw.enabled.unwrap_or(true),
         workers: workers as usize,
         max_concurrent: max_concurrent as usize,
         max_queued: raw.max_queued.unwrap_or(d::CODE_MAX_QUEUED) as usize,

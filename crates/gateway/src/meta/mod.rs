@@ -82,6 +82,7 @@ impl Gateway {
         ctx: &RequestCtx,
     ) -> MetaOutput {
         let out = match name {
+            "execute_code" => self.execute_code(args, ctx).await,
             "search_tools" => self.search_tools(args).await,
             "call_tool" => self.call_tool(args, ctx).await,
             "call_destructive_tool" => self.call_destructive_tool(args, ctx).await,

@@ -1,54 +1,30 @@
-//! `search_tools`: lexical search over the catalogs, one flat page.
+//! `search_tools`: lexical search over the catalogs, one flat page, built by
+//! the same page builder `connecta.search` and the discovery evaluation use.
 
 use std::sync::Arc;
 
 use connecta_core::error::{ToolError, clamp_text};
-use connecta_core::policy::Safety;
-use connecta_core::search::{CatalogIndex, MatchMode, SearchQuery, search};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use connecta_core::search::{Source, Surface, parse_search_args, search_page};
+use serde_json::{Map, Value};
 
-use super::{MetaOutput, parse_args};
-use crate::Gateway;
+use super::MetaOutput;
+use crate::catalog_cell::Loaded;
+use crate::{ConnectorHandle, Gateway};
 
-const DEFAULT_LIMIT: usize = 8;
-const MAX_LIMIT: usize = 100;
-const SHORT_DESCRIPTION_CHARS: usize = 200;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(crate) struct SearchArgs {
-    #[serde(default)]
-    pub query: Option<String>,
-    #[serde(default)]
-    pub connector: Option<String>,
-    #[serde(default)]
-    pub safety: Option<Safety>,
-    #[serde(default)]
-    pub limit: Option<u64>,
-    #[serde(default)]
-    pub offset: Option<u64>,
-    #[serde(default)]
-    pub include_schemas: Option<SchemaFormat>,
-    #[serde(default)]
-    pub full_descriptions: Option<bool>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub(crate) enum SchemaFormat {
-    Compact,
-    Json,
+/// One connector in scope: its loaded catalog, or why it could not load.
+pub(crate) struct Scoped<'g> {
+    pub handle: &'g ConnectorHandle,
+    pub loaded: Result<Arc<Loaded>, ToolError>,
 }
 
 impl Gateway {
-    /// The indexes of the catalogs a search covers, plus the connectors whose
-    /// catalog could not be loaded (reported on the page, never hidden).
-    pub(crate) async fn search_indexes(
+    /// Load the catalogs a search or describe covers (only the named
+    /// connector's when one is given), concurrently.
+    pub(crate) async fn scope(
         &self,
         connector: Option<&str>,
-    ) -> Result<(Vec<Arc<CatalogIndex>>, Vec<Value>), ToolError> {
-        let handles: Vec<_> = match connector {
+    ) -> Result<Vec<Scoped<'_>>, ToolError> {
+        let handles: Vec<&ConnectorHandle> = match connector {
             Some(id) => match self.connector(id) {
                 Some(h) => vec![h],
                 None => {
@@ -67,106 +43,46 @@ impl Gateway {
             None => self.connectors().iter().collect(),
         };
         let loads = futures::future::join_all(handles.iter().map(|h| h.catalog.get())).await;
-        let mut indexes = Vec::with_capacity(handles.len());
-        let mut unavailable = Vec::new();
-        for (h, r) in handles.iter().zip(loads) {
-            match r {
-                Ok(l) => indexes.push(l.index()),
-                Err(e) => unavailable.push(json!({
-                    "connector": h.config.id,
-                    "error": self.scrub(e).to_envelope()["error"],
-                })),
-            }
-        }
-        Ok((indexes, unavailable))
+        Ok(handles
+            .into_iter()
+            .zip(loads)
+            .map(|(handle, loaded)| Scoped {
+                handle,
+                loaded: loaded.map_err(|e| self.scrub(e)),
+            })
+            .collect())
+    }
+
+    /// Search with either surface's arguments; returns the page value.
+    pub(crate) async fn search_value(
+        &self,
+        args: &Value,
+        surface: Surface,
+    ) -> Result<Value, ToolError> {
+        let req = parse_search_args(args, surface)?;
+        let scoped = self.scope(req.connector.as_deref()).await?;
+        let indexes: Vec<_> = scoped
+            .iter()
+            .map(|s| s.loaded.as_ref().map(|l| l.index()))
+            .collect();
+        let sources: Vec<Source<'_>> = scoped
+            .iter()
+            .zip(&indexes)
+            .map(|(s, ix)| match ix {
+                Ok(index) => Source::with_guide(index, s.handle.config.guide.as_ref()),
+                Err(e) => Source::failed(&s.handle.config.id, e),
+            })
+            .collect();
+        search_page(&req, &sources)
     }
 
     pub(crate) async fn search_tools(
         &self,
         args: Map<String, Value>,
     ) -> Result<MetaOutput, ToolError> {
-        let a: SearchArgs = parse_args("search_tools", args)?;
-        let limit = match a.limit {
-            None => DEFAULT_LIMIT,
-            Some(l) if (1..=MAX_LIMIT as u64).contains(&l) => l as usize,
-            Some(_) => {
-                return Err(ToolError::invalid_args(
-                    "limit must be between 1 and 100; page with offset for more",
-                ));
-            }
-        };
-        let offset = a.offset.unwrap_or(0).min(usize::MAX as u64) as usize;
-        let (indexes, unavailable) = self.search_indexes(a.connector.as_deref()).await?;
-        let query = a.query.as_deref().unwrap_or("");
-        let hits = search(
-            &indexes,
-            &SearchQuery {
-                query,
-                safety: a.safety.unwrap_or_default(),
-                limit,
-                offset,
-            },
-        );
-        let full = a.full_descriptions.unwrap_or(false);
-        let tools: Vec<Value> = hits
-            .hits
-            .iter()
-            .map(|h| {
-                let mut e = json!({
-                    "address": format!("{}.{}", h.connector, h.tool.name),
-                    "name": h.tool.name,
-                    "description": if full { h.tool.description().to_owned() } else { short(h.tool.description()) },
-                    "safety": if h.tool.read_only() { "readOnly" } else { "approvalRequired" },
-                });
-                if a.include_schemas.is_some() {
-                    e["inputSchema"] = (*h.tool.input_schema).clone();
-                    if let Some(o) = &h.tool.output_schema {
-                        e["outputSchema"] = (**o).clone();
-                    }
-                }
-                e
-            })
-            .collect();
-        let has_more = offset + tools.len() < hits.total;
-        let mut page = json!({
-            "tools": tools,
-            "total": hits.total,
-            "offset": offset,
-            "limit": limit,
-            "hasMore": has_more,
-        });
-        if has_more {
-            page["nextOffset"] = json!(offset + limit);
-        }
-        match hits.mode {
-            MatchMode::Partial => {
-                page["matchMode"] = json!("partial");
-                page["queryAnalysis"] = json!({
-                    "represented": hits.analysis.represented,
-                    "unmatched": hits.analysis.unmatched,
-                });
-            }
-            MatchMode::None if !query.trim().is_empty() => {
-                page["matchMode"] = json!("none");
-            }
-            _ => {}
-        }
-        if !unavailable.is_empty() {
-            page["unavailableConnectors"] = Value::Array(unavailable);
-        }
+        let page = self
+            .search_value(&Value::Object(args), Surface::SearchTools)
+            .await?;
         Ok(MetaOutput::value(page))
     }
-}
-
-fn short(description: &str) -> String {
-    let first = description
-        .split_inclusive(". ")
-        .next()
-        .unwrap_or(description)
-        .trim();
-    if first.chars().count() <= SHORT_DESCRIPTION_CHARS {
-        return first.to_owned();
-    }
-    let cut: String = first.chars().take(SHORT_DESCRIPTION_CHARS - 1).collect();
-    format!("{cut}…")
 }

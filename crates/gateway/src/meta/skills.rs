@@ -6,7 +6,6 @@ use serde_json::{Map, Value, json};
 
 use super::{MetaOutput, parse_args};
 use crate::Gateway;
-use crate::surface::USAGE_GUIDE;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -37,11 +36,14 @@ impl Gateway {
                 }
                 Ok(MetaOutput::value(json!({ "skills": list })))
             }
-            Some("usage") => Ok(MetaOutput::Value {
-                value: json!({ "name": "usage", "text": USAGE_GUIDE }),
-                text: Some(USAGE_GUIDE.to_owned()),
-                notes: Vec::new(),
-            }),
+            Some("usage") => {
+                let text = self.usage_guide();
+                Ok(MetaOutput::Value {
+                    value: json!({ "name": "usage", "text": text }),
+                    text: Some(text),
+                    notes: Vec::new(),
+                })
+            }
             Some(name) => {
                 let found = guides.clone().find(|(id, _)| *id == name);
                 match found {
