@@ -6,6 +6,8 @@
 //! agent-facing surface. It never decides policy: classification, admission
 //! and activity live in the gateway.
 
+pub mod api;
+pub mod credential;
 mod mcp;
 mod process;
 
@@ -20,6 +22,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+pub use api::ApiConnector;
+pub use credential::{CredentialBinding, CredentialSource, CredentialUnavailable};
 pub use mcp::{McpConnector, McpOptions, parse_retry_after};
 
 /// What a connector reports about itself for `/health` and the operator.

@@ -125,3 +125,57 @@ input_schema = { type = "object" }
     let r = err.to_string();
     assert!(r.contains("needs `read_only"), "{r}");
 }
+
+#[test]
+fn a_credential_cannot_be_shadowed_by_a_header_or_argument() {
+    let text = r#"[[connector]]
+id = "gh"
+kind = "api"
+base_url = "https://api.github.example"
+headers = { authorization = "Bearer static" }
+[connector.credential]
+label = "GitHub token"
+[[connector.tool]]
+name = "me"
+description = "Who am I"
+read_only = true
+path = "/user"
+headers = { Authorization = "x" }
+header_args = { token = "AUTHORIZATION" }
+input_schema = { type = "object", properties = { token = { type = "string" } } }
+
+[[connector]]
+id = "keyed"
+kind = "api"
+base_url = "https://api.keyed.example"
+[connector.credential]
+placement = "query"
+query_param = "api_key"
+[[connector.tool]]
+name = "q"
+description = "Query"
+read_only = true
+path = "/q"
+input_schema = { type = "object", properties = { api_key = { type = "string" } } }
+
+[[connector]]
+id = "child"
+command = "some-server"
+[connector.credential]
+label = "Token"
+"#;
+    let err = parse_config(text, "shadow.toml", &env()).expect_err("shadowing is refused");
+    let r = err.to_string();
+    assert!(r.contains("header \"Authorization\" in `headers`"), "{r}");
+    assert!(r.contains("tool \"me\": header \"Authorization\""), "{r}");
+    assert!(
+        r.contains("a header argument sent as \"Authorization\""),
+        "{r}"
+    );
+    assert!(r.contains("the argument \"api_key\""), "{r}");
+    assert!(r.contains("give a stdio child its secret with env"), "{r}");
+    assert!(
+        r.contains("shadow.toml:6"),
+        "located at the credential table: {r}"
+    );
+}

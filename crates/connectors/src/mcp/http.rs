@@ -17,12 +17,18 @@ use tokio_util::sync::CancellationToken;
 use super::handler::{GatewayClient, lifecycle};
 use super::{Session, Shared, errors};
 use crate::ConnectorState;
+use crate::credential::{CredentialBinding, Framed};
 
 pub(crate) struct HttpTransport {
     shared: Arc<Shared>,
     config: StreamableHttpClientTransportConfig,
     /// A header that could not be used (reported on every connect).
     bad_header: Option<String>,
+    /// The vault credential, loaded (and framed into a header) per call, so
+    /// a value set or replaced while the gateway runs takes effect at once.
+    credential: Option<CredentialBinding>,
+    /// The credential header the live session was connected with.
+    live_credential: std::sync::Mutex<Option<(HeaderName, HeaderValue)>>,
     connect: Mutex<ConnectState>,
 }
 
@@ -35,7 +41,12 @@ struct ConnectState {
 }
 
 impl HttpTransport {
-    pub(crate) fn new(shared: Arc<Shared>, url: String, headers: Vec<(String, Secret)>) -> Self {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        url: String,
+        headers: Vec<(String, Secret)>,
+        credential: Option<CredentialBinding>,
+    ) -> Self {
         let mut map = HashMap::new();
         let mut bad_header = None;
         for (name, value) in headers {
@@ -60,6 +71,8 @@ impl HttpTransport {
             shared,
             config,
             bad_header,
+            credential,
+            live_credential: std::sync::Mutex::new(None),
             connect: Mutex::new(ConnectState {
                 service: None,
                 not_before: None,
@@ -68,9 +81,37 @@ impl HttpTransport {
         }
     }
 
+    /// The credential header as it should be now, if the connector has one.
+    async fn wanted_credential(&self) -> Result<Option<(HeaderName, HeaderValue)>, ToolError> {
+        let Some(binding) = &self.credential else {
+            return Ok(None);
+        };
+        match binding.apply(&self.shared.id).await?.framed {
+            Framed::Header(name, value) => Ok(Some((name, value))),
+            // Lowering allows only header placement for mcp connectors.
+            Framed::Query(..) => Err(errors::auth_required(
+                &self.shared.id,
+                "an mcp connector's credential must go in a header",
+            )),
+        }
+    }
+
+    fn live_credential(&self) -> std::sync::MutexGuard<'_, Option<(HeaderName, HeaderValue)>> {
+        self.live_credential
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     pub(crate) async fn session(&self, deadline: Instant) -> Result<Session, ToolError> {
-        if let Some(s) = self.shared.session.borrow().clone() {
-            return Ok(s);
+        let wanted = self.wanted_credential().await?;
+        let current = self.shared.session.borrow().clone();
+        if let Some(s) = current {
+            if self.credential.is_none() || *self.live_credential() == wanted {
+                return Ok(s);
+            }
+            // The credential changed since this session was connected: the
+            // next session carries the new one.
+            self.shared.reset(s.generation);
         }
         let id = &self.shared.id;
         let Ok(mut state) = tokio::time::timeout_at(deadline, self.connect.lock()).await else {
@@ -104,7 +145,11 @@ impl HttpTransport {
         }
         self.shared.set_state(ConnectorState::Starting, None);
         let ct = CancellationToken::new();
-        let transport = StreamableHttpClientTransport::from_config(self.config.clone());
+        let mut config = self.config.clone();
+        if let Some((name, value)) = &wanted {
+            config.custom_headers.insert(name.clone(), value.clone());
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
         let attempt = rmcp::service::serve_client_with_lifecycle_and_ct(
             GatewayClient,
             transport,
@@ -125,6 +170,7 @@ impl HttpTransport {
                 }
                 state.not_before = None;
                 state.backoff = self.shared.options.backoff_min;
+                *self.live_credential() = wanted;
                 let generation = self.shared.publish(peer.clone());
                 self.shared.set_state(ConnectorState::Ready, None);
                 return Ok(Session { peer, generation });

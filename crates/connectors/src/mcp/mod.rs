@@ -30,6 +30,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::credential::CredentialBinding;
 use crate::{CallOptions, Connector, ConnectorState, ConnectorStatus};
 
 pub use errors::parse_retry_after;
@@ -115,17 +116,32 @@ impl Shared {
 }
 
 enum Transport {
-    Http(http::HttpTransport),
+    // Boxed: the HTTP transport's client config is several times the size
+    // of the stdio supervisor.
+    Http(Box<http::HttpTransport>),
     Stdio(stdio::Supervisor),
 }
 
 pub struct McpConnector {
     shared: Arc<Shared>,
     transport: Transport,
+    /// The credential slot, so an `auth_required` names its label and fields.
+    slot: Option<connecta_core::config::CredentialSlot>,
 }
 
 impl McpConnector {
     pub fn new(id: &str, transport: McpTransport, options: McpOptions) -> McpConnector {
+        McpConnector::with_credential(id, transport, options, None)
+    }
+
+    /// A connector whose HTTP requests carry a vault credential (framed into
+    /// its header, loaded per call). Stdio connectors take none.
+    pub fn with_credential(
+        id: &str,
+        transport: McpTransport,
+        options: McpOptions,
+        credential: Option<CredentialBinding>,
+    ) -> McpConnector {
         let (session, _) = watch::channel(None);
         let shared = Arc::new(Shared {
             id: id.to_owned(),
@@ -142,9 +158,9 @@ impl McpConnector {
             started: AtomicBool::new(false),
         });
         let transport = match transport {
-            McpTransport::Http { url, headers } => {
-                Transport::Http(http::HttpTransport::new(shared.clone(), url, headers))
-            }
+            McpTransport::Http { url, headers } => Transport::Http(Box::new(
+                http::HttpTransport::new(shared.clone(), url, headers, credential.clone()),
+            )),
             McpTransport::Stdio {
                 command,
                 args,
@@ -160,7 +176,25 @@ impl McpConnector {
                 },
             )),
         };
-        McpConnector { shared, transport }
+        McpConnector {
+            shared,
+            transport,
+            slot: credential.map(|c| c.slot),
+        }
+    }
+
+    /// An `auth_required` from the downstream gets the slot's label and
+    /// fields, so the agent can say exactly what an operator must set.
+    fn enrich(&self, mut e: ToolError) -> ToolError {
+        if e.code == ErrorCode::AuthRequired
+            && let Some(slot) = &self.slot
+            && !e.details.contains_key("label")
+        {
+            e = e
+                .detail("label", slot.label.clone())
+                .detail("fields", slot.fields.clone());
+        }
+        e
     }
 
     /// The current session, connecting (HTTP) or waiting for the supervisor
@@ -243,6 +277,41 @@ impl Connector for McpConnector {
     }
 
     async fn list_tools(&self, timeout: Duration) -> Result<Vec<ToolDef>, ToolError> {
+        self.list_inner(timeout).await.map_err(|e| self.enrich(e))
+    }
+
+    async fn call(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        options: CallOptions,
+    ) -> Result<ToolResult, ToolError> {
+        self.call_inner(tool, args, options)
+            .await
+            .map_err(|e| self.enrich(e))
+    }
+
+    fn status(&self) -> ConnectorStatus {
+        self.shared
+            .status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    async fn shutdown(&self) {
+        self.shared.shutdown.cancel();
+        match &self.transport {
+            Transport::Http(h) => h.shutdown().await,
+            Transport::Stdio(s) => s.shutdown().await,
+        }
+        self.shared.session.send_replace(None);
+        self.shared.set_state(ConnectorState::Stopped, None);
+    }
+}
+
+impl McpConnector {
+    async fn list_inner(&self, timeout: Duration) -> Result<Vec<ToolDef>, ToolError> {
         let deadline = Instant::now() + timeout;
         let session = self.session(deadline).await?;
         match tokio::time::timeout_at(deadline, self.list_all(&session.peer)).await {
@@ -265,7 +334,7 @@ impl Connector for McpConnector {
         }
     }
 
-    async fn call(
+    async fn call_inner(
         &self,
         tool: &str,
         args: Map<String, Value>,
@@ -289,23 +358,5 @@ impl Connector for McpConnector {
             },
             () = options.cancel.cancelled() => Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled")),
         }
-    }
-
-    fn status(&self) -> ConnectorStatus {
-        self.shared
-            .status
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    async fn shutdown(&self) {
-        self.shared.shutdown.cancel();
-        match &self.transport {
-            Transport::Http(h) => h.shutdown().await,
-            Transport::Stdio(s) => s.shutdown().await,
-        }
-        self.shared.session.send_replace(None);
-        self.shared.set_state(ConnectorState::Stopped, None);
     }
 }

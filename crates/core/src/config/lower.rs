@@ -545,6 +545,9 @@ fn lower_connector(
         .credential
         .as_ref()
         .and_then(|c| lower_credential(c, sink));
+    if let (Some(slot), Some(c)) = (&credential, &raw.credential) {
+        check_credential_fits(&kind, slot, c.span(), sink);
+    }
     Some(ConnectorConfig {
         id: id_s,
         description: raw.description,
@@ -575,6 +578,73 @@ fn lower_connector(
         approval: raw.approval.as_ref().and_then(|p| approval_policy(p, sink)),
         credential,
     })
+}
+
+/// Where a credential slot can go, and that nothing else occupies its place:
+/// the credential is applied last and never silently overrides (or is
+/// overridden by) a configured header or argument.
+fn check_credential_fits(
+    kind: &ConnectorKind,
+    slot: &CredentialSlot,
+    span: std::ops::Range<usize>,
+    sink: &mut Sink<'_>,
+) {
+    let shadow = |what: &str, sink: &mut Sink<'_>| {
+        sink.at(
+            span.clone(),
+            format!("{what} would shadow the credential; the credential's place cannot be set by anything else"),
+        );
+    };
+    match (kind, &slot.placement) {
+        (ConnectorKind::Mcp(m), placement) => match &m.transport {
+            McpTransport::Stdio { .. } => sink.at(
+                span.clone(),
+                "a [connector.credential] applies to api connectors and mcp connectors over HTTP; give a stdio child its secret with env = { NAME = \"${VAR}\" }",
+            ),
+            McpTransport::Http { headers, .. } => match placement {
+                CredentialPlacement::Query(_) => sink.at(
+                    span.clone(),
+                    "an mcp connector's credential goes in a header (placement = \"header\")",
+                ),
+                CredentialPlacement::Header(h) => {
+                    if headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(h)) {
+                        shadow(&format!("header \"{h}\" in `headers`"), sink);
+                    }
+                }
+            },
+        },
+        (ConnectorKind::Api(api), CredentialPlacement::Header(h)) => {
+            if api.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(h)) {
+                shadow(&format!("header \"{h}\" in `headers`"), sink);
+            }
+            for t in &api.tools {
+                if t.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(h)) {
+                    shadow(&format!("tool \"{}\": header \"{h}\"", t.name), sink);
+                }
+                if t.header_args.iter().any(|(_, k)| k.eq_ignore_ascii_case(h)) {
+                    shadow(
+                        &format!("tool \"{}\": a header argument sent as \"{h}\"", t.name),
+                        sink,
+                    );
+                }
+            }
+        }
+        (ConnectorKind::Api(api), CredentialPlacement::Query(q)) => {
+            for t in &api.tools {
+                let is_property = t
+                    .input_schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .is_some_and(|p| p.contains_key(q));
+                if t.query.contains(q) || is_property {
+                    shadow(
+                        &format!("tool \"{}\": the argument \"{q}\"", t.name),
+                        sink,
+                    );
+                }
+            }
+        }
+    }
 }
 
 fn reject_without_guide(summary: &Option<Spanned<String>>, sink: &mut Sink<'_>) {
