@@ -14,6 +14,7 @@ mod catalog_cell;
 mod clock;
 mod code;
 mod context;
+pub mod credentials;
 pub mod meta;
 mod redact;
 mod shaping;
@@ -25,9 +26,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use connecta_connectors::{Connector, DynConnector, McpConnector, McpOptions};
+use connecta_connectors::{
+    ApiConnector, Connector, CredentialBinding, DynConnector, McpConnector, McpOptions,
+};
 use connecta_core::config::{Config, ConnectorConfig, ConnectorKind, McpTransport, StartMode};
 use connecta_store::{ActivitySink, ActivityWriter, Store};
+use connecta_vault::KeyLocation;
 use serde::Serialize;
 
 pub use admission::CallAdmission;
@@ -35,8 +39,10 @@ pub use catalog_cell::{CatalogCell, CatalogStatus, Loaded};
 pub use code::WorkerCommand;
 pub use connecta_connectors::{ConnectorState, ConnectorStatus};
 pub use context::RequestCtx;
+pub use credentials::{KeyCache, VaultCredentials};
 pub use meta::MetaOutput;
 pub use redact::Redactor;
+pub use validate::ArgValidator;
 
 /// How often expired stash entries and old activity are purged.
 const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(60);
@@ -47,6 +53,8 @@ pub struct ConnectorHandle {
     pub connector: DynConnector,
     pub catalog: Arc<CatalogCell>,
     pub admission: CallAdmission,
+    /// The vault credential of a connector with a `[connector.credential]`.
+    pub credential: Option<Arc<VaultCredentials>>,
 }
 
 pub struct Gateway {
@@ -107,7 +115,21 @@ impl Gateway {
         store: Arc<dyn Store>,
         worker: Option<WorkerCommand>,
     ) -> Result<Arc<Gateway>, StartError> {
+        let keys = vault_key_location(&config, None);
+        Gateway::start_with_vault(config, store, worker, keys).await
+    }
+
+    /// [`Gateway::start`] with the vault key's location (`CONNECTA_VAULT_KEY`
+    /// or the key file) given by the caller. The key is read lazily, when a
+    /// credential is first needed, and never created here.
+    pub async fn start_with_vault(
+        config: Config,
+        store: Arc<dyn Store>,
+        worker: Option<WorkerCommand>,
+        keys: KeyLocation,
+    ) -> Result<Arc<Gateway>, StartError> {
         let config = Arc::new(config);
+        let keys = Arc::new(KeyCache::new(keys));
         let redactor = Redactor::default();
         for t in &config.auth.bearer_tokens {
             redactor.add(t.expose());
@@ -119,7 +141,20 @@ impl Gateway {
             for (tool, o) in &c.overrides {
                 tracing::info!(connector = %c.id, tool = %tool, read_only = ?o.read_only, destructive = ?o.destructive, idempotent = ?o.idempotent, "operator annotation override");
             }
-            let connector = build_connector(&c, &redactor)?;
+            let credential = c.credential.as_ref().map(|slot| {
+                Arc::new(VaultCredentials::new(
+                    &c.id,
+                    slot.clone(),
+                    store.clone(),
+                    keys.clone(),
+                    redactor.clone(),
+                ))
+            });
+            let binding = credential.as_ref().map(|source| CredentialBinding {
+                slot: source.slot().clone(),
+                source: source.clone(),
+            });
+            let connector = build_connector(&c, &redactor, binding)?;
             let catalog = Arc::new(CatalogCell::new(
                 connector.clone(),
                 c.clone(),
@@ -132,6 +167,7 @@ impl Gateway {
                 config: c,
                 connector,
                 catalog,
+                credential,
             });
         }
         let code = match &worker {
@@ -162,6 +198,7 @@ impl Gateway {
         for h in &gateway.connectors {
             h.catalog.restore().await;
         }
+        gateway.report_credentials().await;
         for h in &gateway.connectors {
             let boot = match &h.config.kind {
                 ConnectorKind::Mcp(m) => m.start == StartMode::Boot,
@@ -199,6 +236,25 @@ impl Gateway {
         let cutoff = now - self.config.activity.retention.as_millis() as i64;
         if let Err(e) = self.store.activity_purge_before(cutoff).await {
             tracing::warn!(error = %e, "activity retention purge failed");
+        }
+    }
+
+    /// Say at boot which credential slots are empty or unreadable (names and
+    /// labels only). `serve` never creates a key; it reports.
+    async fn report_credentials(&self) {
+        for h in &self.connectors {
+            let Some(source) = &h.credential else {
+                continue;
+            };
+            if let Err(why) = connecta_connectors::CredentialSource::load(source.as_ref()).await {
+                tracing::warn!(
+                    connector = %h.config.id,
+                    credential = %source.slot().label,
+                    "credential not usable: {}; set it with `connecta credential set {}`",
+                    why.operator_detail(),
+                    h.config.id
+                );
+            }
         }
     }
 
@@ -280,7 +336,11 @@ impl Gateway {
     }
 }
 
-fn build_connector(c: &ConnectorConfig, redactor: &Redactor) -> Result<DynConnector, StartError> {
+fn build_connector(
+    c: &ConnectorConfig,
+    redactor: &Redactor,
+    credential: Option<CredentialBinding>,
+) -> Result<DynConnector, StartError> {
     match &c.kind {
         ConnectorKind::Mcp(m) => {
             match &m.transport {
@@ -302,16 +362,58 @@ fn build_connector(c: &ConnectorConfig, redactor: &Redactor) -> Result<DynConnec
                 backoff_max: m.restart_backoff_max,
                 ..McpOptions::default()
             };
-            Ok(
-                Arc::new(McpConnector::new(&c.id, m.transport.clone(), options))
-                    as Arc<dyn Connector>,
-            )
+            Ok(Arc::new(McpConnector::with_credential(
+                &c.id,
+                m.transport.clone(),
+                options,
+                credential,
+            )) as Arc<dyn Connector>)
         }
-        ConnectorKind::Api(_) => Err(StartError::Connector {
-            id: c.id.clone(),
-            message: "api connectors are not available in this build".into(),
-        }),
+        ConnectorKind::Api(api) => {
+            for (_, v) in api
+                .headers
+                .iter()
+                .chain(api.tools.iter().flat_map(|t| t.headers.iter()))
+            {
+                redactor.add(v.expose());
+            }
+            let connector = ApiConnector::new(&c.id, api, credential).map_err(|message| {
+                StartError::Connector {
+                    id: c.id.clone(),
+                    message,
+                }
+            })?;
+            Ok(Arc::new(connector) as Arc<dyn Connector>)
+        }
     }
+}
+
+/// Problems `connecta check` reports beyond what config lowering can see:
+/// api connectors whose schemas do not compile or whose headers cannot be
+/// sent (the same checks that stop `serve` at boot).
+pub fn check_connectors(config: &Config) -> Vec<String> {
+    config
+        .connectors
+        .iter()
+        .filter_map(|c| match &c.kind {
+            ConnectorKind::Api(api) => ApiConnector::new(&c.id, api, None)
+                .err()
+                .map(|e| format!("connector \"{}\": {e}", c.id)),
+            ConnectorKind::Mcp(_) => None,
+        })
+        .collect()
+}
+
+/// Where the vault key is: `CONNECTA_VAULT_KEY`, else `vault.key_file`
+/// (relative to the data directory).
+pub fn vault_key_location(config: &Config, config_dir: Option<&std::path::Path>) -> KeyLocation {
+    let file = PathBuf::from(&config.vault.key_file);
+    let file = if file.is_relative() {
+        data_dir(config, config_dir).join(file)
+    } else {
+        file
+    };
+    KeyLocation::from_process_env(file)
 }
 
 /// Where the data directory is, resolved against the config file's folder.

@@ -2,15 +2,17 @@
 //! configured secret value that appears verbatim is replaced.
 
 use std::borrow::Cow;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 /// Values shorter than this are not redacted (they would shred ordinary text).
 const MIN_SECRET_LEN: usize = 6;
 const MARK: &str = "[redacted]";
 
-#[derive(Default)]
+/// Cheap to clone: clones share one list, so a vault value registered by a
+/// connector's credential source is redacted everywhere.
+#[derive(Default, Clone)]
 pub struct Redactor {
-    secrets: RwLock<Vec<String>>,
+    secrets: Arc<RwLock<Vec<String>>>,
 }
 
 impl Redactor {

@@ -10,15 +10,24 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 use rand::RngExt;
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 
 /// The environment variable that holds the key (it wins over the key file).
 pub const KEY_ENV: &str = "CONNECTA_VAULT_KEY";
 
 const KEY_LEN: usize = 32;
 
-/// A vault key. `Debug` shows only its id.
-#[derive(Clone, PartialEq, Eq)]
+/// A vault key. `Debug` shows only its id; equality is constant-time.
+#[derive(Clone)]
 pub struct VaultKey([u8; KEY_LEN]);
+
+impl PartialEq for VaultKey {
+    fn eq(&self, other: &VaultKey) -> bool {
+        bool::from(self.0.ct_eq(&other.0))
+    }
+}
+
+impl Eq for VaultKey {}
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{MetaOutput, parse_args};
-use crate::Gateway;
+use crate::{Gateway, VaultCredentials};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,6 +41,9 @@ impl Gateway {
             ));
         };
         let id = h.config.id.as_str();
+        if let Some(source) = &h.credential {
+            return Ok(MetaOutput::value(credential_status(id, source).await));
+        }
         let static_headers = match &h.config.kind {
             ConnectorKind::Mcp(m) => match &m.transport {
                 McpTransport::Http { headers, .. } => {
@@ -72,5 +75,53 @@ impl Gateway {
             })
         };
         Ok(MetaOutput::value(value))
+    }
+}
+
+/// A connector with a vault credential slot: configured, or what an
+/// operator must set and how. Never a value, never a masked value either.
+async fn credential_status(id: &str, source: &VaultCredentials) -> Value {
+    use connecta_connectors::{CredentialSource, CredentialUnavailable};
+    let slot = source.slot();
+    let how = json!({
+        "cli": format!("connecta credential set {id}"),
+        "fields": slot.fields.iter().map(|f| format!("connecta credential set {id} --field {f}")).collect::<Vec<_>>(),
+        "test": format!("connecta credential test {id}"),
+        "ui": "not available in this version",
+    });
+    match source.load().await {
+        Ok(_) => json!({
+            "connector": id,
+            "status": "configured",
+            "label": slot.label,
+            "message": format!("{id}'s credential ({}) is set. If calls still fail with auth_required, the downstream rejected it: tell the user an operator must replace it (connecta credential set {id}).", slot.label),
+        }),
+        Err(why) => {
+            let state = match &why {
+                CredentialUnavailable::Missing { .. } => "missing",
+                CredentialUnavailable::NoKey(_) => "vault_key_missing",
+                CredentialUnavailable::WrongKey => "vault_key_mismatch",
+                CredentialUnavailable::Unreadable(_) => "unreadable",
+            };
+            let mut v = json!({
+                "connector": id,
+                "status": "operator_action_required",
+                "recovery": "operator_config",
+                "credential": state,
+                "label": slot.label,
+                "fields": slot.fields,
+                "how": how,
+                "message": format!(
+                    "{id} needs its credential \"{}\" ({}): {}. An agent cannot set it; tell the user an operator must run `connecta credential set {id}`.",
+                    slot.label,
+                    slot.fields.join(", "),
+                    why.describe()
+                ),
+            });
+            if let (Some(help), Some(m)) = (&slot.help, v.as_object_mut()) {
+                m.insert("help".into(), json!(help));
+            }
+            v
+        }
     }
 }
