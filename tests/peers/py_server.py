@@ -3,9 +3,14 @@ mcp 1.x). The connecta tests front it over stdio and over streamable HTTP.
 
     python py_server.py stdio
     python py_server.py http PORT
+
+Over HTTP, REQUIRE_AUTHORIZATION=<exact header value> makes every request
+without that Authorization header fail with 401 (a downstream that needs a
+credential the gateway supplies from its vault).
 """
 
 import asyncio
+import hmac
 import os
 import sys
 
@@ -104,5 +109,25 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
     if mode == "stdio":
         mcp.run(transport="stdio")
-    else:
+    elif os.environ.get("REQUIRE_AUTHORIZATION") is None:
         mcp.run(transport="streamable-http")
+    else:
+        import uvicorn
+
+        required = os.environ["REQUIRE_AUTHORIZATION"].encode("latin-1")
+        app = mcp.streamable_http_app()
+
+        async def guarded(scope, receive, send):
+            if scope["type"] == "http":
+                got = dict(scope["headers"]).get(b"authorization", b"")
+                if not hmac.compare_digest(got, required):
+                    await send({
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"www-authenticate", b'Bearer realm="py"'), (b"content-length", b"0")],
+                    })
+                    await send({"type": "http.response.body", "body": b""})
+                    return
+            await app(scope, receive, send)
+
+        uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning")

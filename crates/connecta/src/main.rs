@@ -65,6 +65,16 @@ enum Command {
         #[command(subcommand)]
         command: commands::activity::ActivityCommand,
     },
+    /// Manage connector credentials in the encrypted vault.
+    Credential {
+        #[command(subcommand)]
+        command: commands::credential::CredentialCommand,
+    },
+    /// Vault key management.
+    Vault {
+        #[command(subcommand)]
+        command: commands::vault::VaultCommand,
+    },
     /// Run the built-in demo MCP server on stdio.
     DemoServer,
 }
@@ -100,6 +110,8 @@ fn main() -> ExitCode {
             Command::Init { config, force } => commands::init::run(config, force),
             Command::Doctor { url, token } => commands::doctor::run(&url, token.as_deref()).await,
             Command::Activity { command } => commands::activity::run(command).await,
+            Command::Credential { command } => commands::credential::run(command).await,
+            Command::Vault { command } => commands::vault::run(command).await,
             Command::DemoServer => demo_server::run().await,
         }
     });

@@ -22,6 +22,18 @@ pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         Err(LoadError::Other(e)) => return Err(e),
     };
     let c = &loaded.config;
+    let problems = connecta_gateway::check_connectors(c);
+    if !problems.is_empty() {
+        for p in &problems {
+            eprintln!("{}: {p}", loaded.describe());
+        }
+        eprintln!(
+            "{} problem{} found",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" }
+        );
+        return Ok(ExitCode::FAILURE);
+    }
     for w in &c.warnings {
         eprintln!("warning: {w}");
     }

@@ -52,7 +52,9 @@ pub async fn run(
             .context("could not find this executable for the sandbox workers")?,
         args: vec![crate::WORKER_ARG.to_owned()],
     };
-    let gateway = Gateway::start(loaded.config, store.clone(), Some(worker)).await?;
+    let keys = connecta_gateway::vault_key_location(&loaded.config, loaded.dir());
+    let gateway =
+        Gateway::start_with_vault(loaded.config, store.clone(), Some(worker), keys).await?;
 
     let outcome = if stdio {
         tokio::select! {
