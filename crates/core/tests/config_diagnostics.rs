@@ -18,6 +18,32 @@ fn the_starter_config_parses() {
 }
 
 #[test]
+fn the_starter_configs_commented_api_connector_parses_once_uncommented() {
+    let start = STARTER_CONFIG
+        .find("# An HTTP API")
+        .expect("the starter shows an api connector");
+    let uncommented: String = STARTER_CONFIG[start..]
+        .lines()
+        .skip(1)
+        .map(|l| l.strip_prefix("# ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let c = parse_config(
+        &format!("[auth]\nopen = true\n{uncommented}"),
+        "connecta.toml",
+        &env(),
+    )
+    .expect("the api example parses");
+    assert_eq!(c.connectors[0].id, "weather");
+    let ConnectorKind::Api(api) = &c.connectors[0].kind else {
+        panic!("an api connector")
+    };
+    assert!(!api.allow_private_network, "private networks stay refused");
+    assert_eq!(api.tools[0].name, "get_forecast");
+    assert!(c.connectors[0].credential.is_some());
+}
+
+#[test]
 fn typo_bad_type_and_missing_env_are_all_reported_with_positions() {
     let text = r#"[server]
 listen = "127.0.0.1:9000"

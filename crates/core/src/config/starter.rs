@@ -31,6 +31,9 @@ open = true
 # [approvals]
 # policy = "host"                # host: the MCP client asks its human; never: refuse every destructive call
 
+# [vault]
+# key_file = "vault.key"         # under data_dir; used when CONNECTA_VAULT_KEY is not set
+
 # The built-in demo server: a few notes tools over in-memory data.
 # "connecta" as a command means this very binary.
 [[connector]]
@@ -56,6 +59,22 @@ guide = "A small in-memory notebook. Search notes before reading them; creating 
 # exclude_tools = ["delete_*"]
 # [connector.overrides.read_graph]
 # read_only = true
+
+# An HTTP API, tools declared by hand (more in examples/):
+# [[connector]]
+# id = "weather"
+# kind = "api"
+# base_url = "https://api.weather.example"
+# # allow_private_network = true   # only for APIs on loopback/private addresses (default false)
+# [connector.credential]          # the operator sets it: connecta credential set weather
+# label = "Weather API token"
+# [[connector.tool]]
+# name = "get_forecast"
+# description = "Forecast for a place"
+# read_only = true
+# method = "GET"
+# path = "/forecast/{city}"
+# input_schema = { type = "object", properties = { city = { type = "string" } }, required = ["city"] }
 "#;
 
 /// The configuration `connecta serve` runs with no config file: the demo
