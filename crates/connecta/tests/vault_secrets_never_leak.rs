@@ -42,14 +42,16 @@ async fn s6_a_secret_set_through_the_cli_is_used_and_never_leaks() {
     let provider = start_provider().await;
     let mut gw = Gateway::start_with_env(
         &format!(
-            "[auth]\nopen = true\n{}",
-            connector_toml("wx", &provider.base_url(), true)
+            "[auth]\nopen = true\n{}{}",
+            connector_toml("wx", &provider.base_url(), true),
+            query_key_connector_toml("kq", &provider.base_url())
         ),
         &[("RUST_LOG", "trace")],
     );
     gw.wait_catalogs().await;
     let cfg = gw.config_path.display().to_string();
     set_credential(&gw.config_path, "wx", GOOD_TOKEN, &[]);
+    set_credential(&gw.config_path, "kq", GOOD_KEY, &[]);
     let client = connect(&gw.url()).await;
 
     let mut agent_saw = String::new();
@@ -80,6 +82,34 @@ async fn s6_a_secret_set_through_the_cli_is_used_and_never_leaks() {
     }
     let (a, _) = call(&client, "authorize_connector", json!({"connector": "wx"})).await;
     agent_saw.push_str(&a.to_string());
+    // A key in the query string, echoed back in the request target: the
+    // encoded form is redacted too. An argument cannot take its place.
+    let (v, err) = call(
+        &client,
+        "call_tool",
+        json!({"address": "kq.whoami", "args": {}, "resultMode": "value"}),
+    )
+    .await;
+    assert!(!err, "the key was accepted: {v}");
+    assert_eq!(v["target"], "/v1/keyed?api_key=[redacted]", "{v}");
+    agent_saw.push_str(&v.to_string());
+    let seen_before = provider.seen.count();
+    let (v, err) = call(
+        &client,
+        "call_tool",
+        json!({"address": "kq.whoami", "args": {"api_key": "attacker"}}),
+    )
+    .await;
+    assert!(err, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("would shadow the credential"),
+        "{v}"
+    );
+    assert_eq!(provider.seen.count(), seen_before, "nothing was sent");
+    agent_saw.push_str(&v.to_string());
     // A program calling the same careless API: result, logs, caught error.
     let (p, err) = program(
         &client,
@@ -103,18 +133,19 @@ async fn s6_a_secret_set_through_the_cli_is_used_and_never_leaks() {
         agent_saw.contains("[redacted]"),
         "the echoes were redacted: {agent_saw}"
     );
-    assert_absent("what the agent saw", agent_saw.as_bytes(), GOOD_TOKEN);
+    for secret in [GOOD_TOKEN, GOOD_KEY, GOOD_KEY_ENCODED] {
+        assert_absent("what the agent saw", agent_saw.as_bytes(), secret);
+    }
 
     // `credential list`: configured, with a masked suffix only.
     let (status, out, err) = cli(&["credential", "list", "--config", &cfg], "", &[]);
     assert!(status.success(), "{out}\n{err}");
     assert!(out.contains("Provider API token"), "{out}");
     assert!(out.contains("secret: set ••••48aa"), "{out}");
-    assert_absent(
-        "credential list",
-        format!("{out}{err}").as_bytes(),
-        GOOD_TOKEN,
-    );
+    assert!(out.contains("Provider API key"), "{out}");
+    for secret in [GOOD_TOKEN, GOOD_KEY] {
+        assert_absent("credential list", format!("{out}{err}").as_bytes(), secret);
+    }
 
     // Activity (through the CLI, as an operator reads it).
     gw.stop();
@@ -125,15 +156,19 @@ async fn s6_a_secret_set_through_the_cli_is_used_and_never_leaks() {
     );
     assert!(status.success(), "{err}");
     assert!(out.contains("wx"), "events were recorded: {out}");
-    assert_absent("activity", out.as_bytes(), GOOD_TOKEN);
+    for secret in [GOOD_TOKEN, GOOD_KEY, GOOD_KEY_ENCODED] {
+        assert_absent("activity", out.as_bytes(), secret);
+    }
 
     // Trace-level logs of the whole run.
     let logs = gw.stderr();
     assert!(logs.contains("TRACE"), "logs were captured at trace level");
-    assert_absent("the gateway's logs", logs.as_bytes(), GOOD_TOKEN);
-
-    // The raw database and its WAL.
-    assert_absent("the SQLite files", &db_bytes(&gw.data_dir()), GOOD_TOKEN);
+    let db = db_bytes(&gw.data_dir());
+    for secret in [GOOD_TOKEN, GOOD_KEY, GOOD_KEY_ENCODED] {
+        assert_absent("the gateway's logs", logs.as_bytes(), secret);
+        // The raw database and its WAL.
+        assert_absent("the SQLite files", &db, secret);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -16,6 +16,7 @@ use connecta_core::config::{CredentialPlacement, CredentialScheme, CredentialSlo
 use connecta_core::error::{ErrorCode, NextAction, ToolError};
 use connecta_core::secret::Secret;
 use http::{HeaderName, HeaderValue};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::json;
 
 /// Why a credential could not be loaded. No variant holds a value.
@@ -158,9 +159,26 @@ pub fn frame(slot: &CredentialSlot, values: &[(String, Secret)]) -> Result<Appli
             value.set_sensitive(true);
             Framed::Header(name, value)
         }
-        CredentialPlacement::Query(name) => Framed::Query(name.clone(), Secret::new(token)),
+        CredentialPlacement::Query(name) => {
+            // An API that echoes its request URL echoes the encoded form.
+            let encoded = form_encode(&token);
+            if encoded != token {
+                secrets.push(encoded);
+            }
+            Framed::Query(name.clone(), Secret::new(token))
+        }
     };
     Ok(Applied { framed, secrets })
+}
+
+/// `application/x-www-form-urlencoded`, as the query string is built.
+fn form_encode(s: &str) -> String {
+    const FORM: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'*')
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_');
+    utf8_percent_encode(s, FORM).to_string().replace("%20", "+")
 }
 
 /// `auth_required` with the operator recovery: the slot's label and fields
@@ -240,6 +258,21 @@ mod tests {
         if let Framed::Header(_, v) = &a.framed {
             assert!(v.is_sensitive());
         }
+    }
+
+    #[test]
+    fn a_query_credential_is_redacted_in_its_encoded_form_too() {
+        let mut s = slot(CredentialScheme::Raw, &["secret"]);
+        s.placement = CredentialPlacement::Query("api_key".into());
+        let a = frame(&s, &vals(&[("secret", "ab+c/d= e")])).expect("query");
+        assert!(
+            matches!(&a.framed, Framed::Query(n, v) if n == "api_key" && v.expose() == "ab+c/d= e")
+        );
+        assert!(
+            a.secrets.contains(&"ab%2Bc%2Fd%3D+e".to_owned()),
+            "{:?}",
+            a.secrets.len()
+        );
     }
 
     #[test]

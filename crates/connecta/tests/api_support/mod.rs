@@ -21,6 +21,13 @@ use serde_json::{Value, json};
 /// The secret the provider accepts (what `credential set` stores).
 pub const GOOD_TOKEN: &str = "prov-TOKEN-7f3a9c1e5b2d48aa";
 
+/// The key the provider accepts in its `api_key` query parameter; `+`, `/`
+/// and `=` make its encoded form differ from the value.
+pub const GOOD_KEY: &str = "kq+KEY/5e1f9a==77c3d2";
+
+/// `GOOD_KEY` as it appears in a query string.
+pub const GOOD_KEY_ENCODED: &str = "kq%2BKEY%2F5e1f9a%3D%3D77c3d2";
+
 /// Everything the provider saw: raw request targets and `Authorization`s.
 #[derive(Clone, Default)]
 pub struct Seen {
@@ -141,6 +148,20 @@ async fn huge_chunked() -> Response {
         .expect("response")
 }
 
+/// Checks the `api_key` query parameter and echoes the request target (with
+/// the key) back, on success and on failure: a careless API.
+async fn keyed(
+    axum::extract::Query(params): axum::extract::Query<std::collections::HashMap<String, String>>,
+    req: Request,
+) -> Response {
+    let target = req.uri().to_string();
+    if params.get("api_key").map(String::as_str) == Some(GOOD_KEY) {
+        axum::Json(json!({"ok": true, "target": target})).into_response()
+    } else {
+        (StatusCode::BAD_REQUEST, format!("bad key in {target}")).into_response()
+    }
+}
+
 async fn create_item(headers: HeaderMap, axum::Json(body): axum::Json<Value>) -> Response {
     if !authorized(&headers) {
         return unauthorized();
@@ -183,6 +204,7 @@ pub async fn start_provider() -> Provider {
         .route("/v1/huge-declared", get(huge_declared))
         .route("/v1/huge-chunked", get(huge_chunked))
         .route("/v1/items", post(create_item))
+        .route("/v1/keyed", get(keyed))
         .route("/admin/{*rest}", any(|| async { "the admin area" }))
         .fallback(|| async { (StatusCode::NOT_FOUND, "no route") })
         .layer(axum::middleware::from_fn_with_state(seen.clone(), record));
@@ -286,6 +308,36 @@ read_only = false
 method = "POST"
 path = "/items"
 input_schema = {{ type = "object", properties = {{ name = {{ type = "string" }} }}, required = ["name"] }}
+"#
+    )
+}
+
+/// An `api` connector whose credential goes in the `api_key` query
+/// parameter, raw.
+pub fn query_key_connector_toml(id: &str, base_url: &str) -> String {
+    format!(
+        r#"
+[[connector]]
+id = "{id}"
+kind = "api"
+base_url = "{base_url}"
+allow_private_network = true
+
+[connector.credential]
+label = "Provider API key"
+placement = "query"
+query_param = "api_key"
+scheme = "raw"
+
+[connector.test]
+tool = "whoami"
+
+[[connector.tool]]
+name = "whoami"
+description = "Echo the request target"
+read_only = true
+path = "/keyed"
+input_schema = {{ type = "object" }}
 "#
     )
 }

@@ -400,6 +400,8 @@ async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>,
 
 /// Map a reqwest failure by walking its causes for our own refusal first.
 fn from_reqwest(e: reqwest::Error) -> FetchError {
+    // The URL can carry a query-placed credential: never let it into text.
+    let e = e.without_url();
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
     while let Some(cur) = source {
         if let Some(refused) = cur.downcast_ref::<AddressRefused>() {
