@@ -225,6 +225,25 @@ async fn e3_api_tools_use_the_vault_credential_recover_auth_and_map_every_answer
     let (v, _) = call_tool(&client, "wx.huge_chunked", json!({})).await;
     assert_eq!(code(&v), "result_too_large", "{v}");
 
+    // Request caps: a body over max_request_bytes and an overlong URL are
+    // refused before anything is sent, naming sizes only.
+    let before = provider.seen.count();
+    let long = "x".repeat(9000);
+    let (v, err) = call(
+        &client,
+        "call_destructive_tool",
+        json!({"address": "wx.create_item", "args": {"name": long}}),
+    )
+    .await;
+    assert!(err, "{v}");
+    assert_eq!(code(&v), "invalid_args", "{v}");
+    assert_eq!(v["error"]["limitBytes"], 4096, "{v}");
+    let (v, err) = call_tool(&client, "wx.get_forecast", json!({"city": long})).await;
+    assert!(err, "{v}");
+    assert_eq!(code(&v), "invalid_args", "{v}");
+    assert!(!v.to_string().contains("xxxxxxxx"), "value-free: {v}");
+    assert_eq!(provider.seen.count(), before, "nothing was sent");
+
     // Writes cross call_destructive_tool; the JSON body carries the arguments.
     let (v, err) = call_tool(&client, "wx.create_item", json!({"name": "n1"})).await;
     assert!(err);

@@ -229,6 +229,7 @@ kind = "api"
 base_url = "{base_url}"
 allow_private_network = {allow_private}
 max_response_bytes = 1000000
+max_request_bytes = 4096
 
 [connector.credential]
 label = "Provider API token"

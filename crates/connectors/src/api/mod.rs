@@ -32,6 +32,10 @@ use crate::credential::{Applied, CredentialBinding, Framed};
 use crate::{CallOptions, Connector, ConnectorState, ConnectorStatus};
 use fetch::{FetchError, GuardedFetch, Prepared};
 
+/// Longest request URL sent. Servers commonly refuse beyond 8 KiB; refusing
+/// here says why instead of surfacing a 414 or a reset connection.
+const MAX_URL_BYTES: usize = 8 * 1024;
+
 /// What replaces the connector's own credential if a response echoes it.
 const REDACTED: &str = "[redacted]";
 
@@ -57,6 +61,8 @@ pub struct ApiConnector {
     /// Declaration order, for `list_tools`.
     order: Vec<String>,
     credential: Option<CredentialBinding>,
+    /// Largest JSON body sent (`max_request_bytes`).
+    max_request_bytes: usize,
     status: Mutex<ConnectorStatus>,
 }
 
@@ -145,6 +151,7 @@ impl ApiConnector {
             tools,
             order,
             credential,
+            max_request_bytes: config.max_request_bytes,
             status: Mutex::new(ConnectorStatus {
                 state: ConnectorState::Ready,
                 last_error: None,
@@ -183,9 +190,17 @@ impl ApiConnector {
                 http::header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
             );
-            body = Some(serde_json::to_vec(b).map_err(|_| {
-                ToolError::invalid_args("the request body could not be serialized")
-            })?);
+            let bytes = serde_json::to_vec(b)
+                .map_err(|_| ToolError::invalid_args("the request body could not be serialized"))?;
+            if bytes.len() > self.max_request_bytes {
+                return Err(ToolError::invalid_args(format!(
+                    "{id}: the request body is {} bytes, over the connector's max_request_bytes ({}); send less",
+                    bytes.len(),
+                    self.max_request_bytes
+                ))
+                .detail("limitBytes", self.max_request_bytes as u64));
+            }
+            body = Some(bytes);
         }
         headers
             .entry(http::header::ACCEPT)
@@ -215,6 +230,12 @@ impl ApiConnector {
             .fetch
             .url(&rendered.path, &query)
             .map_err(|e| status::from_fetch(id, &e))?;
+        if url.as_str().len() > MAX_URL_BYTES {
+            return Err(ToolError::invalid_args(format!(
+                "{id}: the request URL would be {} bytes, over {MAX_URL_BYTES}; send shorter path and query arguments",
+                url.as_str().len()
+            )));
+        }
         let prepared = Prepared {
             method: method(tool.config.method),
             url,

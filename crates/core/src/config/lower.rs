@@ -723,6 +723,7 @@ fn lower_mcp(
     }
     reject_foreign(&raw.test, "test", "mcp", sink);
     reject_foreign(&raw.max_response_bytes, "max_response_bytes", "mcp", sink);
+    reject_foreign(&raw.max_request_bytes, "max_request_bytes", "mcp", sink);
     if raw.allow_private_network.is_some() {
         sink.at(
             span.clone(),
@@ -993,6 +994,11 @@ fn lower_api(
             .as_ref()
             .and_then(|m| positive(m, "max_response_bytes", sink))
             .unwrap_or(d::API_MAX_RESPONSE_BYTES) as usize,
+        max_request_bytes: raw
+            .max_request_bytes
+            .as_ref()
+            .and_then(|m| positive(m, "max_request_bytes", sink))
+            .unwrap_or(d::API_MAX_REQUEST_BYTES) as usize,
         tools,
         test,
     }))

@@ -291,6 +291,8 @@ pub struct ApiConfig {
     pub allow_private_network: bool,
     pub headers: Vec<(String, Secret)>,
     pub max_response_bytes: usize,
+    /// Largest request body (JSON) sent; larger is `invalid_args`.
+    pub max_request_bytes: usize,
     pub tools: Vec<ApiTool>,
     pub test: Option<ApiTest>,
 }
@@ -367,6 +369,7 @@ pub mod defaults {
     pub const CATALOG_STALE_SECS: u64 = 3_600;
     pub const RESTART_BACKOFF_MS: [u64; 2] = [250, 30_000];
     pub const API_MAX_RESPONSE_BYTES: u64 = 5 * 1024 * 1024;
+    pub const API_MAX_REQUEST_BYTES: u64 = 1024 * 1024;
     pub const APPROVAL_TIMEOUT_MS: u64 = 120_000;
     pub const VAULT_KEY_FILE: &str = "vault.key";
     pub const CODE_WORKERS: u64 = 2;

@@ -137,6 +137,7 @@ pub struct RawConnector {
     pub base_url: Option<S<String>>,
     pub allow_private_network: Option<bool>,
     pub max_response_bytes: Option<S<u64>>,
+    pub max_request_bytes: Option<S<u64>>,
     pub tool: Option<Vec<S<RawApiTool>>>,
     pub test: Option<S<RawApiTest>>,
 
