@@ -704,3 +704,112 @@ async fn e3_auth_required_carries_the_recovery_envelope() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a5_shortcut_namespaces_are_frozen_with_no_method_lists() {
+    let (_gw, c) = gateway().await;
+    let v = ok(
+        &c,
+        "async () => { 'use strict';
+           const ns = demo;
+           const tries = {};
+           for (const [name, f] of Object.entries({
+             assign: () => { ns.extra = 1; },
+             remove: () => { delete ns.get_note; },
+             define: () => Object.defineProperty(ns, 'x', {value: 1}),
+             reproto: () => Object.setPrototypeOf(ns, {}),
+             rebind: () => { globalThis.demo = 1; },
+           })) { try { f(); tries[name] = 'allowed'; } catch (e) { tries[name] = 'refused'; } }
+           return {keys: Object.keys(ns), names: Object.getOwnPropertyNames(ns), proto: Object.getPrototypeOf(ns),
+                   anything: typeof ns.any_name_at_all, same: demo === ns, tries};
+         }",
+    )
+    .await;
+    assert_eq!(v["keys"], json!([]), "no typed method lists: {v}");
+    assert_eq!(v["names"], json!([]), "{v}");
+    assert_eq!(v["proto"], Value::Null, "{v}");
+    assert_eq!(v["anything"], "function", "lazy: every name is a caller");
+    assert_eq!(v["same"], true, "the global cannot be rebound");
+    for attempt in ["assign", "remove", "define", "reproto", "rebind"] {
+        assert_eq!(v["tries"][attempt], "refused", "{attempt}: {v}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn e2_each_code_carries_its_pinned_retryable_flag() {
+    let (_gw, c) = gateway().await;
+    let v = ok(
+        &c,
+        "async () => {
+           const codeOf = async (f) => { try { await f(); return null; } catch (e) { return [e.code, e.retryable]; } };
+           return {
+             unknownAddress: await codeOf(() => connecta.call('no_such_connector.tool')),
+             unknownTool: await codeOf(() => connecta.call('demo.no_such_tool')),
+             destructive: await codeOf(() => connecta.call('demo.delete_note', {id: 1})),
+             invalidArgs: await codeOf(() => connecta.search({query: 'x', limit: 1000})),
+             downstreamError: await codeOf(() => connecta.call('demo.get_note', {id: 999999})),
+           };
+         }",
+    )
+    .await;
+    assert_eq!(
+        v,
+        json!({
+            "unknownAddress": ["unknown_address", false],
+            "unknownTool": ["unknown_tool", false],
+            "destructive": ["destructive_tool_requires_approval", false],
+            "invalidArgs": ["invalid_args", false],
+            "downstreamError": ["connector_call_failed", false],
+        })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn x4_non_string_log_arguments_are_json_rendered_and_info_debug_captured() {
+    let (_gw, c) = gateway().await;
+    let (v, err) = program(
+        &c,
+        "async () => { console.log('n', 1, {a: [true, null]}); console.info('from info'); console.debug('from debug'); return 0; }",
+    )
+    .await;
+    assert!(!err, "{v}");
+    let logs = v["logs"].as_str().expect("logs");
+    assert!(logs.contains(r#"n 1 {"a":[true,null]}"#), "{logs}");
+    assert!(
+        logs.contains("from info") && logs.contains("from debug"),
+        "{logs}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn x7_values_cross_as_json_only_binary_does_not_survive() {
+    let (_gw, c) = gateway().await;
+    // A typed array has no JSON form beyond its indexed members: what comes
+    // back is a plain object, never bytes.
+    let v = ok(
+        &c,
+        "async () => ({bytes: new Uint8Array([1, 2]), date: new Date(0), map: new Map([[1, 2]])})",
+    )
+    .await;
+    assert_eq!(
+        v,
+        json!({"bytes": {"0": 1, "1": 2}, "date": "1970-01-01T00:00:00.000Z", "map": {}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn m9_emission_is_request_local() {
+    let (_gw, c) = gateway().await;
+    let first = call_raw(
+        &c,
+        "execute_code",
+        json!({"code": "async () => { await connecta.emit({type: 'text', text: 'only here'}); return 1; }"}),
+    )
+    .await;
+    assert_eq!(first.content.len(), 2, "{first:?}");
+    // The next request, on the same session and possibly the same worker,
+    // delivers nothing the first one collected.
+    let second = call_raw(&c, "execute_code", json!({"code": "async () => 2"})).await;
+    assert_eq!(second.content.len(), 1, "{second:?}");
+    assert!(!format!("{second:?}").contains("only here"));
+}

@@ -61,16 +61,17 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
         "::1".to_owned(),
     ];
     hosts.extend(s.allowed_hosts.iter().cloned());
-    let mut mcp_config = StreamableHttpServerConfig::default()
+    let mcp_config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
         .with_max_request_body_bytes(s.max_request_bytes)
         .with_cancellation_token(cancel)
-        .with_allowed_hosts(hosts);
-    if !s.allowed_origins.is_empty() {
-        mcp_config = mcp_config.with_allowed_origins(s.allowed_origins.iter().cloned());
-    }
+        .with_allowed_hosts(hosts)
+        // A request carrying an `Origin` not listed is refused with 403, also
+        // when the list is empty (MCP: validate Origin against DNS rebinding).
+        .with_allowed_origins(s.allowed_origins.iter().cloned())
+        .enforce_origin_validation();
     let mcp = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),

@@ -406,3 +406,42 @@ pub fn activity(gw: &Gateway) -> Vec<Value> {
     v.reverse();
     v
 }
+
+/// A Python peer listening on a free loopback port; killed on drop.
+pub struct HttpPeer {
+    child: Child,
+    pub port: u16,
+}
+
+impl HttpPeer {
+    /// Run `tests/peers/<script> PORT args…` and wait until it accepts.
+    pub async fn start(script: &str, args: &[&str]) -> HttpPeer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        drop(listener);
+        let child = Command::new(python())
+            .arg(peers().join(script))
+            .arg(port.to_string())
+            .args(args)
+            .spawn()
+            .expect("python peer");
+        let peer = HttpPeer { child, port };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "{script} never listened");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        peer
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

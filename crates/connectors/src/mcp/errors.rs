@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use connecta_core::error::{ErrorCode, MAX_ECHO_BYTES, NextAction, ToolError, clamp_text};
 use rmcp::ServiceError;
 use rmcp::model::ErrorCode as RpcCode;
-use rmcp::transport::streamable_http_client::HttpStatusError;
+use rmcp::transport::streamable_http_client::{HttpStatusError, StreamableHttpError};
 use serde_json::json;
 
 /// What a failure says about the session it happened on.
@@ -50,7 +50,7 @@ pub(crate) fn from_service_error(connector: &str, e: &ServiceError) -> (ToolErro
         ServiceError::TransportSend(t) => {
             let mut source: Option<&(dyn std::error::Error + 'static)> = Some(t.error.as_ref());
             while let Some(cur) = source {
-                if let Some(status) = cur.downcast_ref::<HttpStatusError>() {
+                if let Some(status) = http_status(cur) {
                     return (from_http_status(connector, status), SessionFate::Keep);
                 }
                 source = cur.source();
@@ -134,6 +134,19 @@ pub(crate) fn auth_required(connector: &str, why: &str) -> ToolError {
     ))
 }
 
+/// The HTTP status a transport failure carries. rmcp wraps it in a
+/// `#[error(transparent)]` variant, whose `source()` skips the status itself,
+/// so the wrapper is matched as well as the bare error.
+fn http_status<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a HttpStatusError> {
+    if let Some(status) = e.downcast_ref::<HttpStatusError>() {
+        return Some(status);
+    }
+    match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::HttpStatus(status)) => Some(status),
+        _ => None,
+    }
+}
+
 fn from_http_status(connector: &str, status: &HttpStatusError) -> ToolError {
     let retry_after = status
         .retry_after
@@ -187,6 +200,21 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_is_found_bare_and_inside_the_transport_wrapper() {
+        let wrapped: StreamableHttpError<reqwest::Error> =
+            HttpStatusError::new(429, Some("1".into())).into();
+        let found = http_status(&wrapped).expect("the wrapped status");
+        assert_eq!(
+            (found.status, found.retry_after.as_deref()),
+            (429, Some("1"))
+        );
+        let bare = HttpStatusError::new(503, None);
+        assert_eq!(http_status(&bare).map(|s| s.status), Some(503));
+        let other: StreamableHttpError<reqwest::Error> = StreamableHttpError::UnexpectedEndOfStream;
+        assert!(http_status(&other).is_none());
+    }
 
     #[test]
     fn retry_after_forms() {

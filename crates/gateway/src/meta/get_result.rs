@@ -51,9 +51,9 @@ impl Gateway {
             return Err(ToolError::new(
                 ErrorCode::NotFound,
                 format!(
-                    "no stored result \"{}\": it expired (results are kept {} minutes) or belongs to another caller; call the tool again",
+                    "no stored result \"{}\": it expired (results are kept {}) or belongs to another caller; call the tool again",
                     clamp_text(&a.id, 80),
-                    self.config.limits.stash_ttl.as_secs() / 60
+                    kept_for(self.config.limits.stash_ttl)
                 ),
             ));
         };
@@ -68,5 +68,31 @@ impl Gateway {
             out["nextOffset"] = json!(next);
         }
         Ok(MetaOutput::value(out))
+    }
+}
+
+/// A retention window in the unit a person would say it in.
+fn kept_for(ttl: std::time::Duration) -> String {
+    let secs = ttl.as_secs();
+    let (n, unit) = if secs < 120 {
+        (secs, "second")
+    } else if secs < 2 * 3600 {
+        (secs / 60, "minute")
+    } else {
+        (secs / 3600, "hour")
+    };
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod kept_for_tests {
+    use super::kept_for;
+    use std::time::Duration;
+
+    #[test]
+    fn windows_read_naturally() {
+        assert_eq!(kept_for(Duration::from_secs(1)), "1 second");
+        assert_eq!(kept_for(Duration::from_secs(900)), "15 minutes");
+        assert_eq!(kept_for(Duration::from_secs(7200)), "2 hours");
     }
 }
