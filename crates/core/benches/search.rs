@@ -16,6 +16,15 @@
 //!   and a browse;
 //! - `compact_schema`: rendering a typical and an oversized schema.
 //!
+//! The `mixed` groups use realistic text instead: the tools of the discovery
+//! development corpus (`crates/eval/corpus/development.json`, 173 tools of
+//! 17 real MCP servers), copied under numbered connector ids (`github_3`) up
+//! to 100, 1,000 and 10,000 tools, each given one of five typical input
+//! schemas. `mixed/build` builds every index; `mixed/warm` runs all 105
+//! development queries (direct, conversational, multi-intent, short,
+//! negative, connector-filtered, paginated) once per iteration — divide by
+//! 105 for the cost of one query.
+//!
 //! Index memory per tool is printed once per shape (`heap_bytes`).
 
 use std::hint::black_box;
@@ -27,7 +36,9 @@ use serde_json::{Value, json};
 use connecta_core::catalog::{Catalog, ToolDef};
 use connecta_core::policy::Annotations;
 use connecta_core::schema::{SHAPE_CAP_BYTES, render_compact};
-use connecta_core::search::{CatalogIndex, SearchRequest, Source, Surface, search_page};
+use connecta_core::search::{
+    CatalogIndex, SearchRequest, Source, Surface, parse_search_args, search_page,
+};
 
 const SHAPES: &[(usize, usize)] = &[(10, 10), (25, 40), (100, 100), (1, 10_000)];
 
@@ -64,6 +75,109 @@ fn catalogs(connectors: usize, tools: usize) -> Vec<Arc<Catalog>> {
             Arc::new(Catalog::new(format!("connector_{c}"), defs))
         })
         .collect()
+}
+
+const CORPUS: &str = include_str!("../../eval/corpus/development.json");
+const MIXED_SIZES: &[usize] = &[100, 1_000, 10_000];
+
+fn typical_schemas() -> Vec<Arc<Value>> {
+    [
+        json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+        json!({
+            "type": "object",
+            "properties": {
+                "owner": {"type": "string", "description": "Repository owner"},
+                "repo": {"type": "string"},
+                "state": {"enum": ["open", "closed", "all"], "default": "open"},
+                "labels": {"type": "array", "items": {"type": "string"}},
+                "since": {"type": "string", "format": "date-time"},
+                "perPage": {"type": "integer", "minimum": 1, "maximum": 100}
+            },
+            "required": ["owner", "repo"]
+        }),
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "Search words"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+                "cursor": {"type": ["string", "null"]}
+            },
+            "required": ["query"]
+        }),
+        json!({
+            "type": "object",
+            "properties": {
+                "filter": {"$ref": "#/$defs/Filter"},
+                "sort": {"anyOf": [{"const": "created"}, {"const": "updated"}]}
+            },
+            "$defs": {"Filter": {"allOf": [
+                {"type": "object", "properties": {"team": {"type": "string"}}, "required": ["team"]},
+                {"type": "object", "properties": {"assignee": {"type": "string"}}}
+            ]}}
+        }),
+        json!({"type": "object", "properties": {}}),
+    ]
+    .into_iter()
+    .map(Arc::new)
+    .collect()
+}
+
+/// Copies of the development corpus's connectors, in order, until `n` tools.
+/// Also returns the corpus queries as `search_tools` arguments.
+fn mixed_catalogs(n: usize) -> (Vec<Arc<Catalog>>, Vec<SearchRequest>) {
+    let corpus: Value = serde_json::from_str(CORPUS).expect("the development corpus parses");
+    let connectors = corpus["connectors"].as_array().expect("connectors");
+    let schemas = typical_schemas();
+    let mut cats = Vec::new();
+    let mut made = 0;
+    'copies: for copy in 0.. {
+        for c in connectors {
+            if made == n {
+                break 'copies;
+            }
+            let id = c["id"].as_str().expect("id");
+            let tools: Vec<ToolDef> = c["tools"]
+                .as_array()
+                .expect("tools")
+                .iter()
+                .take(n - made)
+                .map(|t| {
+                    made += 1;
+                    ToolDef {
+                        name: t["name"].as_str().expect("name").to_owned(),
+                        title: t["title"].as_str().map(str::to_owned),
+                        description: t["description"].as_str().map(str::to_owned),
+                        input_schema: schemas[made % schemas.len()].clone(),
+                        output_schema: None,
+                        annotations: serde_json::from_value(t["annotations"].clone())
+                            .unwrap_or_default(),
+                    }
+                })
+                .collect();
+            let id = if copy == 0 {
+                id.to_owned()
+            } else {
+                format!("{id}_{copy}")
+            };
+            cats.push(Arc::new(Catalog::new(id, tools)));
+        }
+    }
+    let queries = corpus["queries"]
+        .as_array()
+        .expect("queries")
+        .iter()
+        .map(|q| {
+            let mut args = serde_json::Map::new();
+            for key in ["query", "connector", "safety", "limit", "offset"] {
+                if let Some(v) = q.get(key) {
+                    args.insert(key.into(), v.clone());
+                }
+            }
+            parse_search_args(&Value::Object(args), Surface::SearchTools)
+                .expect("corpus queries are valid arguments")
+        })
+        .collect();
+    (cats, queries)
 }
 
 fn build(cats: &[Arc<Catalog>]) -> Vec<CatalogIndex> {
@@ -147,6 +261,39 @@ fn bench_search(c: &mut Criterion) {
     warm.finish();
 }
 
+fn bench_mixed(c: &mut Criterion) {
+    let mut built = c.benchmark_group("mixed/build");
+    built.sample_size(20);
+    for &n in MIXED_SIZES {
+        let (cats, _) = mixed_catalogs(n);
+        built.bench_with_input(BenchmarkId::new("index", n), &cats, |b, cats| {
+            b.iter(|| black_box(build(cats)))
+        });
+    }
+    built.finish();
+
+    let mut warm = c.benchmark_group("mixed/warm");
+    for &n in MIXED_SIZES {
+        let (cats, requests) = mixed_catalogs(n);
+        let idx = build(&cats);
+        let sources: Vec<Source<'_>> = idx.iter().map(Source::ready).collect();
+        warm.bench_with_input(
+            BenchmarkId::new("all_105_dev_queries", n),
+            &requests,
+            |b, requests| {
+                b.iter(|| {
+                    for req in requests {
+                        // A connector filter that names a copy not present
+                        // at this size is an error page; it still counts.
+                        let _ = black_box(search_page(req, &sources));
+                    }
+                })
+            },
+        );
+    }
+    warm.finish();
+}
+
 fn bench_schema(c: &mut Criterion) {
     let typical = json!({
         "type": "object",
@@ -183,5 +330,5 @@ fn bench_schema(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_search, bench_schema);
+criterion_group!(benches, bench_search, bench_mixed, bench_schema);
 criterion_main!(benches);

@@ -25,6 +25,8 @@
 pub mod grammar;
 mod render;
 mod resolve;
+mod text;
+mod view;
 
 use serde_json::Value;
 

@@ -8,11 +8,13 @@
 //! fit becomes `unknown` (or its base type), an array becomes `unknown[]`.
 //! Each degradation sets the `truncated` flag.
 
-use std::fmt::Write as _;
+use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::resolve::{Deref, ObjectShape, Resolver};
+use super::resolve::{Deref, ObjectShape, Resolver, value_field};
+use super::text::{key_len, push_json, push_key};
+use super::view::{View, constraints};
 
 pub(crate) const TRUNCATED: &str = "/* truncated */";
 const UNKNOWN: &str = "unknown";
@@ -22,8 +24,9 @@ pub(crate) const MIN_BUDGET: usize = UNKNOWN.len();
 const MIN_OBJECT: usize = 4 + TRUNCATED.len();
 /// Nesting beyond this renders as `unknown` (pathological or adversarial).
 const MAX_DEPTH: usize = 24;
-/// Short patterns are shown in comments; long ones are left to `describe`.
-const MAX_PATTERN: usize = 40;
+
+/// Rendered text: keywords and type names are borrowed, composites owned.
+type Text = Cow<'static, str>;
 
 /// How a rendered type binds, for parenthesizing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +41,8 @@ pub(crate) struct Renderer<'a> {
     /// `$ref` strings being expanded, to cut recursion.
     stack: Vec<&'a str>,
     pub truncated: bool,
+    /// A constraint comment being built (kept to reuse its allocation).
+    comment: String,
 }
 
 impl<'a> Renderer<'a> {
@@ -46,6 +51,7 @@ impl<'a> Renderer<'a> {
             resolver: Resolver::new(root),
             stack: Vec::new(),
             truncated: false,
+            comment: String::new(),
         }
     }
 
@@ -55,33 +61,33 @@ impl<'a> Renderer<'a> {
 
     /// Render `schema` into at most `budget` bytes.
     pub fn render(&mut self, schema: &'a Value, budget: usize) -> String {
-        self.ty(schema, budget.max(MIN_BUDGET), 0).0
+        self.ty(schema, budget.max(MIN_BUDGET), 0).0.into_owned()
     }
 
     /// Render the members of an already-resolved object shape.
     pub fn render_object(&mut self, shape: &ObjectShape<'a>, budget: usize) -> String {
-        self.object(shape, budget.max(MIN_BUDGET), 0)
+        self.object(shape, budget.max(MIN_BUDGET), 0).into_owned()
     }
 
-    fn degrade(&mut self) -> (String, Prec) {
+    fn degrade(&mut self) -> (Text, Prec) {
         self.truncated = true;
-        (UNKNOWN.to_owned(), Prec::Atom)
+        (Cow::Borrowed(UNKNOWN), Prec::Atom)
     }
 
-    fn ty(&mut self, schema: &'a Value, budget: usize, depth: usize) -> (String, Prec) {
+    fn ty(&mut self, schema: &'a Value, budget: usize, depth: usize) -> (Text, Prec) {
         if depth > MAX_DEPTH {
             return self.degrade();
         }
-        let reference = schema.get("$ref").and_then(Value::as_str);
+        let reference = value_field(schema, "$ref").and_then(Value::as_str);
         if let Some(r) = reference {
             if self.stack.contains(&r) {
                 // A recursive reference: the shape repeats itself from here.
-                return (UNKNOWN.to_owned(), Prec::Atom);
+                return (Cow::Borrowed(UNKNOWN), Prec::Atom);
             }
             self.stack.push(r);
         }
         let out = match self.resolver.deref(schema) {
-            Deref::Unresolvable => (UNKNOWN.to_owned(), Prec::Atom),
+            Deref::Unresolvable => (Cow::Borrowed(UNKNOWN), Prec::Atom),
             Deref::Schema(s) => self.resolved(s, budget, depth),
         };
         if reference.is_some() {
@@ -90,85 +96,109 @@ impl<'a> Renderer<'a> {
         out
     }
 
-    fn resolved(&mut self, schema: &'a Value, budget: usize, depth: usize) -> (String, Prec) {
+    fn resolved(&mut self, schema: &'a Value, budget: usize, depth: usize) -> (Text, Prec) {
         let map = match schema {
-            Value::Bool(true) => return (UNKNOWN.to_owned(), Prec::Atom),
-            Value::Bool(false) => return ("never".to_owned(), Prec::Atom),
+            Value::Bool(true) => return (Cow::Borrowed(UNKNOWN), Prec::Atom),
+            Value::Bool(false) => return (Cow::Borrowed("never"), Prec::Atom),
             Value::Object(m) => m,
-            _ => return (UNKNOWN.to_owned(), Prec::Atom),
+            _ => return (Cow::Borrowed(UNKNOWN), Prec::Atom),
         };
-        let comment = constraints(map);
-        let nullable = map.get("nullable") == Some(&Value::Bool(true));
+        let view = View::of(map);
+        // Nested schemas render while this comment is held: they start
+        // their own buffer, and this one is handed back at the end.
+        let mut buf = std::mem::take(&mut self.comment);
+        buf.clear();
+        let comment = constraints(&view, &mut buf).then_some(buf.as_str());
+        let nullable = view.nullable;
         let reserve = comment.as_ref().map_or(0, |c| c.len() + 1) + if nullable { 7 } else { 0 };
         let inner_budget = if budget >= reserve + MIN_BUDGET {
             budget - reserve
         } else {
             budget
         };
-        let (mut text, mut prec) = self.bare(map, inner_budget, depth);
-        if nullable && text.len() + 7 <= budget {
-            text = format!("{} | null", paren(&text, prec, Prec::Union));
+        let (mut text, mut prec) = self.bare(map, &view, inner_budget, depth);
+        let suffix = if nullable && text.len() + 7 <= budget {
             prec = Prec::Union;
+            7
+        } else {
+            0
+        };
+        let fits = comment
+            .as_ref()
+            .is_some_and(|c| text.len() + suffix + 1 + c.len() <= budget);
+        if suffix > 0 || fits {
+            let extra = suffix + comment.as_ref().map_or(0, |c| c.len() + 1);
+            let mut t = String::with_capacity(text.len() + extra);
+            t.push_str(&text);
+            if suffix > 0 {
+                // `|` binds loosest: a union member never needs parentheses.
+                t.push_str(" | null");
+            }
+            text = t.into();
         }
         if let Some(c) = comment {
-            if text.len() + 1 + c.len() <= budget {
-                text.push(' ');
-                text.push_str(&c);
+            if fits {
+                let t = text.to_mut();
+                t.push(' ');
+                t.push_str(c);
             } else {
                 // The exact constraint is dropped; `describe` has it.
                 self.truncated = true;
             }
         }
+        self.comment = buf;
         (text, prec)
     }
 
-    fn bare(&mut self, map: &'a Map<String, Value>, budget: usize, depth: usize) -> (String, Prec) {
-        if let Some(c) = map.get("const") {
+    fn bare(
+        &mut self,
+        map: &'a Map<String, Value>,
+        view: &View<'a>,
+        budget: usize,
+        depth: usize,
+    ) -> (Text, Prec) {
+        if let Some(c) = view.const_ {
             return self.literals(std::slice::from_ref(c), budget);
         }
-        if let Some(Value::Array(values)) = map.get("enum") {
+        if let Some(Value::Array(values)) = view.enum_ {
             return self.literals(values, budget);
         }
-        for key in ["anyOf", "oneOf"] {
-            if let Some(Value::Array(alts)) = map.get(key) {
+        for alts in [view.any_of, view.one_of] {
+            if let Some(Value::Array(alts)) = alts {
                 return self.union(alts.iter().collect(), budget, depth);
             }
         }
-        if let Some(Value::Array(all)) = map.get("allOf") {
+        if let Some(Value::Array(all)) = view.all_of {
             if let Some(shape) = self.resolver.object_shape_of_map(map) {
                 return (self.object(&shape, budget, depth), Prec::Atom);
             }
             return self.intersection(all, budget, depth);
         }
-        match map.get("type") {
-            Some(Value::String(t)) => self.typed(t, map, budget, depth),
+        match view.type_ {
+            Some(Value::String(t)) => self.typed(t, map, view, budget, depth),
             Some(Value::Array(types)) => {
                 let names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
-                let mut parts: Vec<(String, Prec)> = Vec::with_capacity(names.len());
+                let mut parts: Vec<(Text, Prec)> = Vec::with_capacity(names.len());
                 let mut used = 0;
                 for (i, t) in names.iter().enumerate() {
                     let sep = if i == 0 { 0 } else { 3 };
                     if budget < used + sep + MIN_BUDGET {
                         return self.degrade();
                     }
-                    let part = self.typed(t, map, budget - used - sep, depth);
+                    let part = self.typed(t, map, view, budget - used - sep, depth);
                     used += sep + part.0.len();
                     parts.push(part);
                 }
                 join_union(parts, budget).unwrap_or_else(|| self.degrade())
             }
             _ => {
-                if map.contains_key("properties")
-                    || map.contains_key("required")
-                    || map
-                        .get("additionalProperties")
-                        .is_some_and(Value::is_object)
+                if view.properties || view.required || view.additional.is_some_and(Value::is_object)
                 {
-                    self.typed("object", map, budget, depth)
-                } else if map.contains_key("items") || map.contains_key("prefixItems") {
-                    self.typed("array", map, budget, depth)
+                    self.typed("object", map, view, budget, depth)
+                } else if view.items.is_some() || view.prefix_items.is_some() {
+                    self.typed("array", map, view, budget, depth)
                 } else {
-                    (UNKNOWN.to_owned(), Prec::Atom)
+                    (Cow::Borrowed(UNKNOWN), Prec::Atom)
                 }
             }
         }
@@ -178,13 +208,21 @@ impl<'a> Renderer<'a> {
         &mut self,
         t: &str,
         map: &'a Map<String, Value>,
+        view: &View<'a>,
         budget: usize,
         depth: usize,
-    ) -> (String, Prec) {
+    ) -> (Text, Prec) {
         match t {
             "string" | "number" | "integer" | "boolean" | "null" => {
                 if t.len() <= budget {
-                    (t.to_owned(), Prec::Atom)
+                    let name = match t {
+                        "string" => "string",
+                        "number" => "number",
+                        "integer" => "integer",
+                        "boolean" => "boolean",
+                        _ => "null",
+                    };
+                    (Cow::Borrowed(name), Prec::Atom)
                 } else {
                     self.degrade()
                 }
@@ -193,20 +231,15 @@ impl<'a> Renderer<'a> {
                 let shape = self.resolver.object_shape_of_map(map).unwrap_or_default();
                 (self.object(&shape, budget, depth), Prec::Atom)
             }
-            "array" => self.array(map, budget, depth),
-            _ => (UNKNOWN.to_owned(), Prec::Atom),
+            "array" => self.array(view, budget, depth),
+            _ => (Cow::Borrowed(UNKNOWN), Prec::Atom),
         }
     }
 
-    fn array(
-        &mut self,
-        map: &'a Map<String, Value>,
-        budget: usize,
-        depth: usize,
-    ) -> (String, Prec) {
-        let tuple = map
-            .get("prefixItems")
-            .or_else(|| map.get("items").filter(|v| v.is_array()))
+    fn array(&mut self, view: &View<'a>, budget: usize, depth: usize) -> (Text, Prec) {
+        let tuple = view
+            .prefix_items
+            .or_else(|| view.items.filter(|v| v.is_array()))
             .and_then(Value::as_array);
         if let Some(items) = tuple {
             let mut out = String::from("[");
@@ -214,7 +247,7 @@ impl<'a> Renderer<'a> {
                 let sep = if i == 0 { 0 } else { 2 };
                 if budget < out.len() + sep + MIN_BUDGET + 1 {
                     self.truncated = true;
-                    return ("unknown[]".to_owned(), Prec::Atom);
+                    return (Cow::Borrowed("unknown[]"), Prec::Atom);
                 }
                 let (t, _) = self.ty(item, budget - out.len() - sep - 1, depth + 1);
                 if i > 0 {
@@ -223,9 +256,9 @@ impl<'a> Renderer<'a> {
                 out.push_str(&t);
             }
             out.push(']');
-            return (out, Prec::Atom);
+            return (out.into(), Prec::Atom);
         }
-        let Some(items) = map.get("items") else {
+        let Some(items) = view.items else {
             return fit_or_unknown(self, "unknown[]", budget);
         };
         if budget < MIN_BUDGET + 2 {
@@ -233,17 +266,19 @@ impl<'a> Renderer<'a> {
         }
         // Room for the brackets and, if the element is a union, parentheses.
         let (t, p) = self.ty(items, budget - 4, depth + 1);
-        let text = format!("{}[]", paren(&t, p, Prec::Atom));
+        let mut text = String::with_capacity(t.len() + 4);
+        push_paren(&mut text, &t, p, Prec::Atom);
+        text.push_str("[]");
         if text.len() <= budget {
-            (text, Prec::Atom)
+            (text.into(), Prec::Atom)
         } else {
             self.truncated = true;
             fit_or_unknown(self, "unknown[]", budget)
         }
     }
 
-    fn union(&mut self, alts: Vec<&'a Value>, budget: usize, depth: usize) -> (String, Prec) {
-        let mut parts: Vec<(String, Prec)> = Vec::with_capacity(alts.len());
+    fn union(&mut self, alts: Vec<&'a Value>, budget: usize, depth: usize) -> (Text, Prec) {
+        let mut parts: Vec<(Text, Prec)> = Vec::with_capacity(alts.len());
         let mut used = 0;
         for (i, alt) in alts.into_iter().enumerate() {
             let sep = if i == 0 { 0 } else { 3 };
@@ -257,7 +292,7 @@ impl<'a> Renderer<'a> {
         join_union(parts, budget).unwrap_or_else(|| self.degrade())
     }
 
-    fn intersection(&mut self, all: &'a [Value], budget: usize, depth: usize) -> (String, Prec) {
+    fn intersection(&mut self, all: &'a [Value], budget: usize, depth: usize) -> (Text, Prec) {
         let mut out = String::new();
         for (i, part) in all.iter().enumerate() {
             let sep = if i == 0 { 0 } else { 3 };
@@ -268,16 +303,16 @@ impl<'a> Renderer<'a> {
             if i > 0 {
                 out.push_str(" & ");
             }
-            out.push_str(&paren(&t, p, Prec::Intersection));
+            push_paren(&mut out, &t, p, Prec::Intersection);
         }
         if out.is_empty() {
-            return (UNKNOWN.to_owned(), Prec::Atom);
+            return (Cow::Borrowed(UNKNOWN), Prec::Atom);
         }
         if out.len() > budget {
             return self.degrade();
         }
         (
-            out,
+            out.into(),
             if all.len() > 1 {
                 Prec::Intersection
             } else {
@@ -288,17 +323,19 @@ impl<'a> Renderer<'a> {
 
     /// Enum and const values as literals; a list that does not fit becomes
     /// its base type.
-    fn literals(&mut self, values: &[Value], budget: usize) -> (String, Prec) {
-        let mut out = String::new();
+    fn literals(&mut self, values: &[Value], budget: usize) -> (Text, Prec) {
+        let mut out = String::with_capacity(32);
         for (i, v) in values.iter().enumerate() {
-            let lit = match v {
-                Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => v.to_string(),
-                _ => return self.degrade(),
-            };
+            if !matches!(
+                v,
+                Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null
+            ) {
+                return self.degrade();
+            }
             if i > 0 {
                 out.push_str(" | ");
             }
-            out.push_str(&lit);
+            push_json(&mut out, v);
             if out.len() > budget {
                 self.truncated = true;
                 let base = base_type(values);
@@ -306,58 +343,66 @@ impl<'a> Renderer<'a> {
             }
         }
         if out.is_empty() {
-            return ("never".to_owned(), Prec::Atom);
+            return (Cow::Borrowed("never"), Prec::Atom);
         }
         let prec = if values.len() > 1 {
             Prec::Union
         } else {
             Prec::Atom
         };
-        (out, prec)
+        (out.into(), prec)
     }
 
-    fn object(&mut self, shape: &ObjectShape<'a>, budget: usize, depth: usize) -> String {
+    fn object(&mut self, shape: &ObjectShape<'a>, budget: usize, depth: usize) -> Text {
         let members = shape.ordered();
         if members.is_empty() && shape.additional.is_none() {
-            return "{}".to_owned();
+            return Cow::Borrowed("{}");
         }
         if budget < MIN_OBJECT {
             self.truncated = true;
-            return UNKNOWN.to_owned();
+            return Cow::Borrowed(UNKNOWN);
         }
         let total = members.len() + usize::from(shape.additional.is_some());
-        let mut out = String::from("{ ");
+        let mut out = String::with_capacity(budget.min(256));
+        out.push_str("{ ");
         let mut written = 0;
         let mut cut = false;
         for idx in 0..total {
-            let (prefix, schema) = if idx < members.len() {
+            // `name?: ` (the key as the grammar spells it) or the index
+            // signature; only its length is needed before the type fits.
+            let (member, schema) = if idx < members.len() {
                 let (name, schema, required) = members[idx];
-                let mut p = key(name);
-                if !required {
-                    p.push('?');
-                }
-                p.push_str(": ");
-                (p, schema)
+                (Some((name, required)), schema)
             } else {
-                ("[key: string]: ".to_owned(), shape.additional)
+                (None, shape.additional)
+            };
+            let prefix_len = match member {
+                Some((name, required)) => key_len(name) + usize::from(!required) + 2,
+                None => INDEX_SIGNATURE.len(),
             };
             let sep = if written == 0 { 0 } else { 2 };
             let last = idx + 1 == total;
             // Leave room to close with "; /* truncated */ }" unless last.
             let reserve = if last { 2 } else { 2 + 2 + TRUNCATED.len() };
-            let avail = budget.saturating_sub(out.len() + sep + reserve + prefix.len());
+            let avail = budget.saturating_sub(out.len() + sep + reserve + prefix_len);
             if avail < MIN_BUDGET {
                 cut = true;
                 break;
             }
             let (t, _) = match schema {
                 Some(s) => self.ty(s, avail, depth + 1),
-                None => (UNKNOWN.to_owned(), Prec::Atom),
+                None => (Cow::Borrowed(UNKNOWN), Prec::Atom),
             };
             if sep > 0 {
                 out.push_str("; ");
             }
-            out.push_str(&prefix);
+            match member {
+                Some((name, required)) => {
+                    push_key(&mut out, name);
+                    out.push_str(if required { ": " } else { "?: " });
+                }
+                None => out.push_str(INDEX_SIGNATURE),
+            }
             out.push_str(&t);
             written += 1;
         }
@@ -369,44 +414,54 @@ impl<'a> Renderer<'a> {
             out.push_str(TRUNCATED);
         }
         out.push_str(" }");
-        out
+        out.into()
     }
 }
 
-fn fit_or_unknown(r: &mut Renderer<'_>, text: &str, budget: usize) -> (String, Prec) {
+fn fit_or_unknown(r: &mut Renderer<'_>, text: &'static str, budget: usize) -> (Text, Prec) {
     if text.len() <= budget {
-        (text.to_owned(), Prec::Atom)
+        (Cow::Borrowed(text), Prec::Atom)
     } else {
         r.degrade()
     }
 }
 
-fn join_union(parts: Vec<(String, Prec)>, budget: usize) -> Option<(String, Prec)> {
+fn join_union(mut parts: Vec<(Text, Prec)>, budget: usize) -> Option<(Text, Prec)> {
     let n = parts.len();
-    let mut out = String::new();
-    for (i, (t, _)) in parts.into_iter().enumerate() {
-        if i > 0 {
-            out.push_str(" | ");
+    let out: Text = match n {
+        0 => Cow::Borrowed(""),
+        1 => parts.pop().map_or(Cow::Borrowed(""), |(t, _)| t),
+        _ => {
+            let mut out = String::with_capacity(parts.iter().map(|(t, _)| t.len() + 3).sum());
+            for (i, (t, _)) in parts.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(" | ");
+                }
+                // A union member never needs parentheses: `|` binds loosest.
+                out.push_str(t);
+            }
+            out.into()
         }
-        // A union member never needs parentheses: `|` binds loosest.
-        out.push_str(&t);
-    }
+    };
     if out.is_empty() {
-        return Some(("never".to_owned(), Prec::Atom));
+        return Some((Cow::Borrowed("never"), Prec::Atom));
     }
     (out.len() <= budget).then_some((out, if n > 1 { Prec::Union } else { Prec::Atom }))
 }
 
-fn paren(text: &str, prec: Prec, context: Prec) -> String {
+/// `text`, parenthesized when its binding is looser than `context` needs.
+fn push_paren(out: &mut String, text: &str, prec: Prec, context: Prec) {
     let needs = match context {
         Prec::Atom => prec != Prec::Atom,
         Prec::Intersection => prec == Prec::Union,
         Prec::Union => false,
     };
     if needs {
-        format!("({text})")
+        out.push('(');
+        out.push_str(text);
+        out.push(')');
     } else {
-        text.to_owned()
+        out.push_str(text);
     }
 }
 
@@ -426,70 +481,4 @@ fn base_type(values: &[Value]) -> &'static str {
     }
 }
 
-/// A property key as the grammar spells it: bare when it is an identifier.
-fn key(name: &str) -> String {
-    let mut chars = name.chars();
-    let ident = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-    if ident {
-        name.to_owned()
-    } else {
-        Value::String(name.to_owned()).to_string()
-    }
-}
-
-/// Exact constraints worth keeping in a compact shape, as one comment.
-fn constraints(map: &Map<String, Value>) -> Option<String> {
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(f) = map.get("format").and_then(Value::as_str) {
-        parts.push(f.to_owned());
-    }
-    let num = |k: &str| map.get(k).filter(|v| v.is_number());
-    for (k, op) in [
-        ("minimum", ">="),
-        ("exclusiveMinimum", ">"),
-        ("maximum", "<="),
-        ("exclusiveMaximum", "<"),
-    ] {
-        if let Some(v) = num(k) {
-            parts.push(format!("{op} {v}"));
-        }
-    }
-    for (lo, hi, what) in [
-        ("minLength", "maxLength", "length"),
-        ("minItems", "maxItems", "items"),
-    ] {
-        match (num(lo), num(hi)) {
-            (Some(a), Some(b)) => parts.push(format!("{what} {a}..{b}")),
-            (Some(a), None) => parts.push(format!("{what} >= {a}")),
-            (None, Some(b)) => parts.push(format!("{what} <= {b}")),
-            (None, None) => {}
-        }
-    }
-    if let Some(p) = map.get("pattern").and_then(Value::as_str)
-        && p.len() <= MAX_PATTERN
-    {
-        parts.push(format!("pattern {p}"));
-    }
-    if let Some(d) = map.get("default") {
-        let text = d.to_string();
-        if text.len() <= MAX_PATTERN {
-            parts.push(format!("default: {text}"));
-        }
-    }
-    if parts.is_empty() {
-        return None;
-    }
-    let mut out = String::from("/* ");
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        // A comment must not close early.
-        let _ = write!(out, "{}", p.replace("*/", "*\\/"));
-    }
-    out.push_str(" */");
-    Some(out)
-}
+const INDEX_SIGNATURE: &str = "[key: string]: ";

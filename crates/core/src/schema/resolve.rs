@@ -3,6 +3,27 @@
 
 use serde_json::{Map, Value};
 
+/// `map.get(key)` for the small maps of a schema node: a linear scan of a
+/// few keys is several times cheaper than hashing the key (serde_json's map
+/// hashes with SipHash), and a renderer looks up some twenty keywords per
+/// node. Large maps (a `$defs` table, say) still go through the hash.
+pub(crate) fn field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= 16 {
+        map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
+}
+
+pub(crate) fn has(map: &Map<String, Value>, key: &str) -> bool {
+    field(map, key).is_some()
+}
+
+/// [`field`] of a value that may not be an object (`None` then).
+pub(crate) fn value_field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    value.as_object().and_then(|m| field(m, key))
+}
+
 /// How many `$ref` hops are followed before a chain counts as unresolvable.
 const MAX_REF_HOPS: usize = 16;
 
@@ -58,7 +79,7 @@ impl<'a> Resolver<'a> {
     /// ignored, as in draft-07; later drafts' merging is rare in tool schemas).
     pub fn deref(&self, mut schema: &'a Value) -> Deref<'a> {
         for _ in 0..MAX_REF_HOPS {
-            let Some(r) = schema.get("$ref").and_then(Value::as_str) else {
+            let Some(r) = value_field(schema, "$ref").and_then(Value::as_str) else {
                 return Deref::Schema(schema);
             };
             match self.pointer(r) {
@@ -118,20 +139,20 @@ impl<'a> Resolver<'a> {
             return None;
         }
         let mut shape = ObjectShape::default();
-        if let Some(props) = map.get("properties").and_then(Value::as_object) {
+        if let Some(props) = field(map, "properties").and_then(Value::as_object) {
             for (k, v) in props {
                 shape.props.push((k.as_str(), v));
             }
         }
-        if let Some(req) = map.get("required").and_then(Value::as_array) {
+        if let Some(req) = field(map, "required").and_then(Value::as_array) {
             for r in req.iter().filter_map(Value::as_str) {
                 if !shape.required.contains(&r) {
                     shape.required.push(r);
                 }
             }
         }
-        shape.additional = map.get("additionalProperties").filter(|v| v.is_object());
-        if let Some(all) = map.get("allOf").and_then(Value::as_array) {
+        shape.additional = field(map, "additionalProperties").filter(|v| v.is_object());
+        if let Some(all) = field(map, "allOf").and_then(Value::as_array) {
             for branch in all {
                 let other = self.shape_at(branch, depth + 1)?;
                 // A later branch that repeats a property narrows it; the
@@ -160,20 +181,18 @@ impl<'a> Resolver<'a> {
 fn is_object_like(map: &Map<String, Value>) -> bool {
     if ["anyOf", "oneOf", "enum", "const"]
         .iter()
-        .any(|k| map.contains_key(*k))
+        .any(|k| has(map, k))
     {
         return false;
     }
-    match map.get("type") {
+    match field(map, "type") {
         Some(Value::String(t)) => t == "object",
         Some(_) => false,
         None => {
-            map.contains_key("properties")
-                || map.contains_key("required")
-                || map.contains_key("allOf")
-                || map
-                    .get("additionalProperties")
-                    .is_some_and(Value::is_object)
+            has(map, "properties")
+                || has(map, "required")
+                || has(map, "allOf")
+                || field(map, "additionalProperties").is_some_and(Value::is_object)
         }
     }
 }

@@ -41,7 +41,7 @@ pub(crate) fn entry(
 ) -> Value {
     let connector = index.connector();
     let tool = index.tool(id);
-    let mut m = Map::new();
+    let mut m = Map::with_capacity(8);
     m.insert(
         "address".into(),
         Value::String(format_address(connector, &tool.name)),
@@ -98,7 +98,7 @@ fn exact_shape(
     opts: EntryOptions,
     input: bool,
 ) {
-    m.insert(format!("{which}Schema"), schema.clone());
+    m.insert(name(which, "Schema"), schema.clone());
     if opts.keys {
         match object_keys(schema) {
             Some((k, r)) => key_lists(m, which, Some(&k), Some(&r), input),
@@ -114,9 +114,9 @@ fn compact_shape(
     opts: EntryOptions,
     input: bool,
 ) {
-    m.insert(format!("{which}Schema"), Value::String(c.text.clone()));
+    m.insert(name(which, "Schema"), Value::String(c.text.clone()));
     if c.truncated {
-        m.insert(format!("{which}SchemaTruncated"), Value::Bool(true));
+        m.insert(name(which, "SchemaTruncated"), Value::Bool(true));
     }
     if opts.keys {
         key_lists(
@@ -138,19 +138,30 @@ fn key_lists(
 ) {
     let strings = |v: &[String]| Value::Array(v.iter().cloned().map(Value::String).collect());
     if let Some(k) = keys {
-        m.insert(format!("{which}Keys"), strings(k));
+        m.insert(name(which, "Keys"), strings(k));
     }
     if input && let Some(r) = required {
         m.insert("requiredInputKeys".into(), strings(r));
     }
 }
 
+/// `input` or `output` joined to a suffix (`inputSchema`), sized exactly.
+fn name(which: &str, suffix: &str) -> String {
+    let mut s = String::with_capacity(which.len() + suffix.len());
+    s.push_str(which);
+    s.push_str(suffix);
+    s
+}
+
 /// The first sentence of `text`, at most `max` bytes, cut on a word
 /// boundary and marked with `…` when anything was dropped.
 pub(crate) fn shorten(text: &str, max: usize) -> String {
     let text = text.trim();
+    // `text.find(". ")`, without building a substring searcher.
     let first = text
-        .find(". ")
+        .as_bytes()
+        .windows(2)
+        .position(|w| w == b". ")
         .map(|i| &text[..=i])
         .into_iter()
         .chain(text.find('\n').map(|i| text[..i].trim_end()))

@@ -321,10 +321,20 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
 const SEARCH_LESS: &str = "a smaller limit, includeSchemas \"compact\" instead of \"json\", fullDescriptions false, or a connector filter";
 
 /// Contract S3: refuse a page whose serialized form exceeds the ceiling.
+///
+/// Most pages are a few kilobytes: a bound computed from the tree (every
+/// string byte counted as its longest escape) clears them without
+/// serializing anything. A page whose bound passes the ceiling is
+/// serialized into a byte counter for its exact size.
 pub(crate) fn check_size(page: &Value, what: &str, ask_less: &str) -> Result<(), ToolError> {
-    let bytes = serde_json::to_vec(page)
-        .map(|v| v.len())
-        .unwrap_or(usize::MAX);
+    if size_bound(page) <= MAX_PAGE_BYTES {
+        return Ok(());
+    }
+    let mut counter = ByteCounter(0);
+    let bytes = match serde_json::to_writer(&mut counter, page) {
+        Ok(()) => counter.0,
+        Err(_) => usize::MAX,
+    };
     if bytes <= MAX_PAGE_BYTES {
         return Ok(());
     }
@@ -336,6 +346,39 @@ pub(crate) fn check_size(page: &Value, what: &str, ask_less: &str) -> Result<(),
     )
     .detail("bytes", bytes)
     .detail("maxBytes", MAX_PAGE_BYTES))
+}
+
+/// At least the length of `serde_json::to_vec(v)`, without looking at any
+/// string's bytes: a byte escapes to at most six (`\u001f`), a number is
+/// at most 24 bytes long.
+fn size_bound(v: &Value) -> usize {
+    let string = |s: &str| 2 + 6 * s.len();
+    match v {
+        Value::Null => 4,
+        Value::Bool(b) => 4 + usize::from(!*b),
+        Value::Number(_) => 24,
+        Value::String(s) => string(s),
+        Value::Array(a) => 2 + a.len().saturating_sub(1) + a.iter().map(size_bound).sum::<usize>(),
+        Value::Object(m) => {
+            2 + m.len().saturating_sub(1)
+                + m.iter()
+                    .map(|(k, v)| string(k) + 1 + size_bound(v))
+                    .sum::<usize>()
+        }
+    }
+}
+
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn analysis(a: &QueryAnalysis, with_ignored: bool) -> Value {

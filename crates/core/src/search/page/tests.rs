@@ -414,3 +414,24 @@ fn unknown_arguments_and_bad_types_are_refused() {
     }
     assert!(parse_search_args(&Value::Null, Surface::SearchTools).is_ok());
 }
+
+#[test]
+fn the_size_bound_is_never_short_and_the_counter_is_exact() {
+    let worst = "\u{1}".repeat(10);
+    for v in [
+        json!({"a\"b": ["x\ny", "\u{1}", "é\t", true, false, null, {"k": "\\", "e": []}]}),
+        json!({"n": -9223372036854775808i64, "f": -1.2345678901234567e-300, "": {}}),
+        json!([worst]),
+    ] {
+        let exact = serde_json::to_vec(&v).expect("serializes").len();
+        assert!(size_bound(&v) >= exact, "{v}");
+        let mut counter = ByteCounter(0);
+        serde_json::to_writer(&mut counter, &v).expect("serializes");
+        assert_eq!(counter.0, exact);
+    }
+    // Ten control characters escape to sixty bytes: the bound is tight.
+    assert_eq!(
+        size_bound(&json!(worst)),
+        serde_json::to_vec(&json!(worst)).map_or(0, |v| v.len())
+    );
+}

@@ -1,0 +1,265 @@
+//! `search_tools` through the real binary: guides ride on matches, the
+//! `safety` filter returns exactly what the call path admits (overrides
+//! included), a connector-scoped search loads only that connector's catalog,
+//! pages walk with `offset`/`nextOffset`, and a page over 256,000 bytes is
+//! `result_too_large` rather than silently shrunk.
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+use support::*;
+
+const REPORTS: usize = 120;
+
+/// The demo connector with a guide, and the wide peer (lazy: nothing loads
+/// its catalog until a request needs it).
+fn config() -> String {
+    let wide = repo_root().join("tests/peers/wide_server.py");
+    format!(
+        r#"
+{demo}guide = "Notes are small. Search notes before reading them; creating and deleting notes needs approval."
+guide_summary = "A small notebook: search before reading."
+guide_required = true
+
+[[connector]]
+id = "wide"
+command = "python3"
+args = [{wide}, "{REPORTS}"]
+start = "lazy"
+overrides.odd_overridden = {{ read_only = true }}
+"#,
+        demo = demo_connector(),
+        wide = q(&wide.display().to_string()),
+    )
+}
+
+fn names(page: &Value) -> Vec<String> {
+    page["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a page: {page}"))
+        .iter()
+        .map(|t| t["address"].as_str().expect("address").to_owned())
+        .collect()
+}
+
+fn wide_health(health: &Value) -> Value {
+    health["connectors"]
+        .as_array()
+        .expect("connectors")
+        .iter()
+        .find(|c| c["id"] == "wide")
+        .cloned()
+        .expect("the wide connector in /health")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connector_scoped_search_loads_only_that_catalog() {
+    let gw = Gateway::start(&config());
+    let client = connect(&gw.url()).await;
+
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "search notes", "connector": "demo"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(page["tools"][0]["address"], "demo.search_notes", "{page}");
+    let health = gw.wait_health("demo loaded", |_| true).await;
+    let wide = wide_health(&health);
+    assert!(
+        wide.get("catalog").is_none() && wide.get("catalogError").is_none(),
+        "a search scoped to demo touched the wide catalog: {wide}"
+    );
+
+    // Unscoped, every catalog is searched (and so loaded).
+    let (page, err) = call(&client, "search_tools", json!({"query": "ledger archive"})).await;
+    assert!(!err, "{page}");
+    assert!(
+        names(&page).iter().all(|a| a.starts_with("wide.odd_")),
+        "{page}"
+    );
+    let health = gw.wait_health("wide loaded", |_| true).await;
+    assert_eq!(
+        wide_health(&health)["catalog"]["tools"],
+        REPORTS + 4,
+        "{health}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn matches_carry_the_guide_summary_once_and_skills_serves_the_guide() {
+    let gw = Gateway::start(&config());
+    let client = connect(&gw.url()).await;
+
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "notes", "connector": "demo"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    let tools = page["tools"].as_array().expect("tools");
+    assert!(tools.len() > 1, "{page}");
+    assert_eq!(
+        tools[0]["guideSummary"],
+        "A small notebook: search before reading."
+    );
+    assert_eq!(tools[0]["guideRequired"], true);
+    assert!(tools[0].get("guide").is_none(), "full text only on request");
+    assert!(
+        tools[1..].iter().all(|t| t.get("guideSummary").is_none()),
+        "once per connector per page: {page}"
+    );
+
+    let (full, _) = call(
+        &client,
+        "search_tools",
+        json!({"query": "notes", "connector": "demo", "fullDescriptions": true}),
+    )
+    .await;
+    assert!(
+        full["tools"][0]["guide"]
+            .as_str()
+            .is_some_and(|g| g.starts_with("Notes are small.")),
+        "{full}"
+    );
+
+    let (skill, err) = call(&client, "skills", json!({"name": "demo"})).await;
+    assert!(!err, "{skill}");
+    assert!(
+        skill["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("needs approval")),
+        "{skill}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_safety_filter_returns_exactly_what_the_call_path_admits() {
+    let gw = Gateway::start(&config());
+    let client = connect(&gw.url()).await;
+
+    let mut classes: Vec<BTreeSet<String>> = Vec::new();
+    for safety in ["readOnly", "approvalRequired", "all"] {
+        let mut seen = BTreeSet::new();
+        for connector in ["demo", "wide"] {
+            let (page, err) = call(
+                &client,
+                "search_tools",
+                json!({"connector": connector, "safety": safety, "limit": 100, "offset": 0, "query": ""}),
+            )
+            .await;
+            assert!(!err, "{page}");
+            let mut offset = 0;
+            let mut page = page;
+            loop {
+                seen.extend(names(&page));
+                let Some(next) = page["nextOffset"].as_u64() else {
+                    break;
+                };
+                assert!(next as usize > offset, "{page}");
+                offset = next as usize;
+                let (p, err) = call(
+                    &client,
+                    "search_tools",
+                    json!({"connector": connector, "safety": safety, "limit": 100, "offset": offset}),
+                )
+                .await;
+                assert!(!err, "{p}");
+                page = p;
+            }
+        }
+        classes.push(seen);
+    }
+    let (read_only, approval, all) = (&classes[0], &classes[1], &classes[2]);
+    assert_eq!(all.len(), 7 + REPORTS + 4);
+    assert!(read_only.is_disjoint(approval));
+    assert_eq!(
+        &read_only.union(approval).cloned().collect::<BTreeSet<_>>(),
+        all
+    );
+    assert!(
+        read_only.contains("wide.odd_overridden"),
+        "an override counts"
+    );
+    for odd in [
+        "wide.odd_unannotated",
+        "wide.odd_contradictory",
+        "wide.odd_write",
+    ] {
+        assert!(approval.contains(odd), "{odd} is fail-closed");
+    }
+
+    // The call path agrees row by row: every read-only row passes the
+    // boundary of `call_tool`, every other row is refused at it.
+    let ro_sample = read_only
+        .iter()
+        .filter(|a| !a.starts_with("wide.quarterly_report_") || a.ends_with("_7"));
+    for address in ro_sample {
+        let args = json!({"field_00": "north"});
+        let (v, err) = call(
+            &client,
+            "call_tool",
+            json!({"address": address, "args": args}),
+        )
+        .await;
+        assert_ne!(
+            v["error"]["code"], "destructive_tool_requires_approval",
+            "{address}: {v}"
+        );
+        if address.starts_with("wide.") {
+            assert!(!err, "{address}: {v}");
+        }
+    }
+    for address in approval {
+        let (v, err) = call(&client, "call_tool", json!({"address": address})).await;
+        assert!(err, "{address}: {v}");
+        assert_eq!(
+            v["error"]["code"], "destructive_tool_requires_approval",
+            "{address}: {v}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pages_walk_by_offset_and_an_oversized_page_is_result_too_large() {
+    let gw = Gateway::start(&config());
+    let client = connect(&gw.url()).await;
+    let query = json!({"connector": "wide", "query": "quarterly report", "limit": 100});
+
+    // A hundred exact schemas of about 4 KB each pass the ceiling.
+    let mut json_args = query.clone();
+    json_args["includeSchemas"] = json!("json");
+    let (e, err) = call(&client, "search_tools", json_args).await;
+    assert!(err, "{e}");
+    assert_eq!(e["error"]["code"], "result_too_large", "{e}");
+    assert_eq!(e["error"]["retryable"], false, "{e}");
+    let message = e["error"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("limit") && message.contains("compact"),
+        "the hint names the ways to ask for less: {e}"
+    );
+
+    // The same page with compact shapes fits, and the rest follows it.
+    let (first, err) = call(&client, "search_tools", query.clone()).await;
+    assert!(!err, "{first}");
+    assert_eq!(first["total"], REPORTS, "{first}");
+    assert_eq!(first["tools"].as_array().map(Vec::len), Some(100));
+    assert_eq!(first["hasMore"], true);
+    assert_eq!(first["nextOffset"], 100);
+    let bytes = serde_json::to_vec(&first).expect("serializes").len();
+    assert!(bytes <= 256_000, "{bytes}");
+    let mut rest_args = query;
+    rest_args["offset"] = json!(100);
+    let (rest, err) = call(&client, "search_tools", rest_args).await;
+    assert!(!err, "{rest}");
+    assert_eq!(rest["tools"].as_array().map(Vec::len), Some(REPORTS - 100));
+    assert_eq!(rest["hasMore"], false);
+    assert!(rest.get("nextOffset").is_none(), "{rest}");
+    let mut all: BTreeSet<String> = names(&first).into_iter().collect();
+    all.extend(names(&rest));
+    assert_eq!(all.len(), REPORTS, "no row twice, none skipped");
+}
