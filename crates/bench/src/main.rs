@@ -1,9 +1,10 @@
-//! The `connecta-bench` command line: `synthetic-downstream` (the downstream
-//! server alone).
+//! The `connecta-bench` command line: `run` (measure and write the report)
+//! and `synthetic-downstream` (the downstream server alone).
 
 #![forbid(unsafe_code)]
 
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +12,9 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use connecta_bench::launcher::{ENV_CONNECTORS, ENV_TOOLS_PER_CONNECTOR, Ready};
+use connecta_bench::measure::{Driver, TargetSpec};
+use connecta_bench::plan::{Plan, Shape};
+use connecta_bench::run::{RunOptions, run};
 use connecta_bench::synthetic::{self, ConnectorCatalog, DEFAULT_PAGE_SIZE};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
@@ -28,8 +32,45 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Measure every shape and write report.md and report.json.
+    Run(RunArgs),
     /// Serve synthetic connectors: HTTP at /connector_<c>/mcp, or one over stdio.
     SyntheticDownstream(DownstreamArgs),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Fewer samples, for routine use (under two minutes).
+    #[arg(long)]
+    quick: bool,
+    /// Comma-separated shapes: small, medium, large, wide, or <C>x<T>.
+    #[arg(long, value_delimiter = ',', default_value = "small,medium,large,wide")]
+    shapes: Vec<String>,
+    /// The server command to measure (launcher protocol).
+    #[arg(long, required_unless_present = "downstream_only")]
+    server_command: Option<String>,
+    /// The report's name for the measured server.
+    #[arg(long)]
+    label: Option<String>,
+    /// Also measure this server command in the same run, for same-run ratios.
+    #[arg(long)]
+    compare_command: Option<String>,
+    /// The report's name for the compared server.
+    #[arg(long, default_value = "reference")]
+    compare_label: String,
+    /// Where report.md, report.json and logs/ go.
+    #[arg(long, default_value = "bench")]
+    out_dir: PathBuf,
+    /// Do not measure the synthetic downstream alone.
+    #[arg(long, conflicts_with = "downstream_only")]
+    no_downstream: bool,
+    /// Measure only the synthetic downstream alone (no server command).
+    #[arg(long)]
+    downstream_only: bool,
+    /// The measuring client: rmcp's, or raw JSON-RPC POSTs (to measure the
+    /// client's own cost).
+    #[arg(long, value_enum, default_value = "rmcp")]
+    driver: Driver,
 }
 
 #[derive(Debug, Args)]
@@ -68,6 +109,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
+            Command::Run(args) => run_command(args).await,
             Command::SyntheticDownstream(args) => downstream_command(args).await,
         }
     });
@@ -78,6 +120,51 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+async fn run_command(args: RunArgs) -> anyhow::Result<u8> {
+    let bench_exe = std::env::current_exe().context("locating this executable")?;
+    let shapes = args
+        .shapes
+        .iter()
+        .map(|s| Shape::parse(s).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let server = TargetSpec {
+        label: args.label.clone().unwrap_or_else(|| "server".into()),
+        command: args.server_command.clone().unwrap_or_default(),
+    };
+    let mut targets = vec![server];
+    if args.downstream_only {
+        targets.clear();
+    } else if let Some(command) = &args.compare_command {
+        targets.push(TargetSpec {
+            label: args.compare_label.clone(),
+            command: command.clone(),
+        });
+    }
+    let options = RunOptions {
+        shapes,
+        plan: Plan {
+            driver: args.driver,
+            ..if args.quick {
+                Plan::quick()
+            } else {
+                Plan::full()
+            }
+        },
+        targets,
+        bench_exe,
+        out_dir: args.out_dir.clone(),
+        measure_downstream: !args.no_downstream,
+    };
+    let report = run(&options).await?;
+    eprintln!(
+        "connecta-bench: wrote {} and {} in {:.0} s",
+        args.out_dir.join("report.md").display(),
+        args.out_dir.join("report.json").display(),
+        report.wall_seconds
+    );
+    Ok(0)
 }
 
 async fn downstream_command(args: DownstreamArgs) -> anyhow::Result<u8> {

@@ -1,0 +1,253 @@
+//! "How cost grows": per-call cost and memory across catalog sizes, bytes of
+//! RSS per tool, and the soak's RSS round by round with a plateau verdict.
+
+use std::fmt::Write as _;
+
+use super::cells::{MB, Unit, format_value};
+use super::model::{Figure, Report, SoakRound, TargetReport};
+
+fn direct_p50(t: &TargetReport) -> Option<f64> {
+    t.direct_call.measured()?.latency.as_ref().map(|d| d.p50_ms)
+}
+
+fn search_p50(t: &TargetReport) -> Option<f64> {
+    t.search_warm.measured()?.latency.as_ref().map(|d| d.p50_ms)
+}
+
+fn throughput_at(t: &TargetReport, in_flight: usize) -> Option<f64> {
+    t.load.iter().find_map(|l| match l {
+        Figure::Measured(l) if l.in_flight == in_flight => Some(l.throughput_per_sec),
+        _ => None,
+    })
+}
+
+fn rss_after_load(t: &TargetReport) -> Option<u64> {
+    Some(t.memory_after_load.measured()?.server.rss_bytes)
+}
+
+fn cell(value: Option<f64>, unit: Unit) -> String {
+    value.map_or("—".into(), |v| format_value(v, unit))
+}
+
+/// Least-squares slope of `(x, y)` points; `None` with fewer than two
+/// distinct `x`.
+pub fn slope(points: &[(f64, f64)]) -> Option<f64> {
+    let n = points.len() as f64;
+    if points.len() < 2 {
+        return None;
+    }
+    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
+}
+
+/// A plateau when RSS grew by at most 5% from the middle round to the last.
+/// `None` with fewer than three rounds measured.
+pub fn plateau(rounds: &[SoakRound]) -> Option<(bool, f64)> {
+    let rss: Vec<u64> = rounds.iter().filter_map(|r| r.server_rss_bytes).collect();
+    if rss.len() < 3 {
+        return None;
+    }
+    let middle = rss[(rss.len() - 1) / 2] as f64;
+    let last = *rss.last()? as f64;
+    let growth = (last - middle) / middle;
+    Some((growth <= 0.05, growth))
+}
+
+pub fn render(out: &mut String, report: &Report) {
+    let Some(first) = report.shapes.first() else {
+        return;
+    };
+    let _ = writeln!(out, "## How cost grows\n");
+    let max_in_flight = report.plan.in_flight.iter().copied().max().unwrap_or(1);
+    for (index, target) in first.targets.iter().enumerate() {
+        let label = &target.label;
+        let _ = writeln!(out, "### {label}\n");
+        let _ = writeln!(
+            out,
+            "| shape | tools | direct p50 | downstream p50 | added p50 | warm search p50 | throughput at {max_in_flight} | server RSS after load | RSS per tool |"
+        );
+        let _ = writeln!(out, "|{}", " --- |".repeat(9));
+        let mut points = Vec::new();
+        let mut calls = Vec::new();
+        for shape in &report.shapes {
+            let Some(t) = shape.targets.get(index) else {
+                continue;
+            };
+            let tools = shape.shape.total_tools();
+            let ours = direct_p50(t);
+            let downstream = shape
+                .downstream
+                .measured()
+                .and_then(|d| d.direct_call.measured())
+                .and_then(|s| s.latency.as_ref().map(|d| d.p50_ms));
+            let added = ours.zip(downstream).map(|(a, b)| a - b);
+            let rss = rss_after_load(t);
+            if let Some(rss) = rss {
+                points.push((tools as f64, rss as f64));
+            }
+            if let Some(p50) = ours {
+                calls.push((tools, p50));
+            }
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                shape.shape.name,
+                super::cells::thousands(tools as u64),
+                cell(ours, Unit::Ms),
+                cell(downstream, Unit::Ms),
+                cell(added, Unit::Ms),
+                cell(search_p50(t), Unit::Ms),
+                cell(throughput_at(t, max_in_flight), Unit::PerSec),
+                cell(rss.map(|r| r as f64 / MB), Unit::Mb),
+                cell(rss.map(|r| r as f64 / tools as f64), Unit::Bytes),
+            );
+        }
+        out.push('\n');
+        match slope(&points) {
+            Some(bytes_per_tool) => {
+                let _ = writeln!(
+                    out,
+                    "- Memory: the least-squares slope of server RSS over catalog size is **{} per tool** ({} shapes).",
+                    format_value(bytes_per_tool, Unit::Bytes),
+                    points.len()
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "- Memory: fewer than two catalog sizes measured; no slope."
+                );
+            }
+        }
+        let smallest = calls.iter().min_by_key(|c| c.0);
+        let largest = calls.iter().max_by_key(|c| c.0);
+        if let (Some(small), Some(large)) = (smallest, largest)
+            && small.0 != large.0
+        {
+            let _ = writeln!(
+                out,
+                "- Per-call cost: direct `call_tool` p50 is {} at {} tools and {} at {} tools (×{:.2}).",
+                format_value(small.1, Unit::Ms),
+                super::cells::thousands(small.0 as u64),
+                format_value(large.1, Unit::Ms),
+                super::cells::thousands(large.0 as u64),
+                large.1 / small.1
+            );
+        }
+        out.push('\n');
+        render_soak(out, report, index);
+    }
+}
+
+fn render_soak(out: &mut String, report: &Report, index: usize) {
+    let mut wrote_header = false;
+    for shape in &report.shapes {
+        let Some(t) = shape.targets.get(index) else {
+            continue;
+        };
+        let Figure::Measured(rounds) = &t.soak else {
+            continue;
+        };
+        if rounds.is_empty() {
+            continue;
+        }
+        if !wrote_header {
+            let _ = writeln!(
+                out,
+                "Soak ({} rounds of {} calls at {} in flight), server RSS after each round:\n",
+                report.plan.soak_rounds, report.plan.soak_calls, report.plan.soak_in_flight
+            );
+            wrote_header = true;
+        }
+        let series: Vec<String> = rounds
+            .iter()
+            .map(|r| cell(r.server_rss_bytes.map(|b| b as f64 / MB), Unit::Mb))
+            .collect();
+        let errors: usize = rounds.iter().map(|r| r.load.errors).sum();
+        let verdict = match plateau(rounds) {
+            Some((true, g)) => format!(
+                "plateau ({:+.1}% from the middle round to the last)",
+                g * 100.0
+            ),
+            Some((false, g)) => format!(
+                "**still climbing** ({:+.1}% from the middle round to the last)",
+                g * 100.0
+            ),
+            None => "too few rounds to judge".into(),
+        };
+        let _ = writeln!(
+            out,
+            "- {}: {} — {verdict}{}",
+            shape.shape.name,
+            series.join(" → "),
+            if errors > 0 {
+                format!(" ⚠ {errors} failed calls")
+            } else {
+                String::new()
+            }
+        );
+    }
+    if wrote_header {
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::Load;
+
+    #[test]
+    fn slope_is_bytes_per_tool() {
+        let points = [
+            (100.0, 10_000_000.0),
+            (1_000.0, 10_900_000.0),
+            (10_000.0, 19_900_000.0),
+        ];
+        let s = slope(&points).expect("two sizes");
+        assert!((s - 1_000.0).abs() < 1e-6, "{s}");
+        assert_eq!(slope(&[(100.0, 1.0)]), None);
+        assert_eq!(slope(&[(100.0, 1.0), (100.0, 2.0)]), None);
+    }
+
+    fn round(round: usize, rss: u64) -> SoakRound {
+        SoakRound {
+            round,
+            load: Load {
+                in_flight: 16,
+                calls: 1,
+                errors: 0,
+                first_error: None,
+                duration_ms: 1.0,
+                throughput_per_sec: 1.0,
+                latency: None,
+            },
+            server_rss_bytes: Some(rss),
+            workers_rss_bytes: None,
+        }
+    }
+
+    #[test]
+    fn a_plateau_is_flat_from_the_middle_round_on() {
+        let flat = [
+            round(1, 100),
+            round(2, 120),
+            round(3, 121),
+            round(4, 122),
+            round(5, 123),
+        ];
+        assert_eq!(plateau(&flat).map(|p| p.0), Some(true));
+        let climbing = [
+            round(1, 100),
+            round(2, 120),
+            round(3, 140),
+            round(4, 160),
+            round(5, 180),
+        ];
+        assert_eq!(plateau(&climbing).map(|p| p.0), Some(false));
+        assert_eq!(plateau(&flat[..2]), None);
+    }
+}
