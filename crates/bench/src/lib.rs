@@ -5,12 +5,13 @@
 //! - [`synthetic`]: a downstream MCP server with any number of connectors of
 //!   trivial read-only tools, over HTTP or stdio;
 //! - [`launcher`]: the launcher protocol (catalog size in, ready line out,
-//!   SIGTERM to stop);
+//!   SIGTERM to stop) and `serve-synthetic`, which puts connecta behind it;
 //! - [`measure`] + [`report`]: the driver, an rmcp client that measures a
 //!   launched server over streamable HTTP, and the report it writes.
 //!
 //! Architecture invariant: the driver knows servers only through the
-//! launcher protocol and MCP on the wire. Nothing here links the gateway.
+//! launcher protocol and MCP on the wire. Nothing here links the gateway;
+//! `launcher::serve_synthetic` is the one place that knows how to start it.
 
 #![forbid(unsafe_code)]
 

@@ -1,5 +1,7 @@
-//! The `connecta-bench` command line: `run` (measure and write the report)
-//! and `synthetic-downstream` (the downstream server alone).
+//! The `connecta-bench` command line: `run` (measure and write the report),
+//! `synthetic-downstream` (the downstream server alone), and
+//! `serve-synthetic` (connecta over the synthetic downstream, behind the
+//! launcher protocol).
 
 #![forbid(unsafe_code)]
 
@@ -11,7 +13,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use connecta_bench::launcher::{ENV_CONNECTORS, ENV_TOOLS_PER_CONNECTOR, Ready};
+use connecta_bench::launcher::serve_synthetic::{self, DownstreamMode, ServeSynthetic};
+use connecta_bench::launcher::{ENV_CONNECTORS, ENV_TOOLS_PER_CONNECTOR, Ready, shell_quote};
 use connecta_bench::measure::{Driver, TargetSpec};
 use connecta_bench::plan::{Plan, Shape};
 use connecta_bench::run::{RunOptions, run};
@@ -36,6 +39,8 @@ enum Command {
     Run(RunArgs),
     /// Serve synthetic connectors: HTTP at /connector_<c>/mcp, or one over stdio.
     SyntheticDownstream(DownstreamArgs),
+    /// Start connecta over the synthetic downstream and relay its ready line.
+    ServeSynthetic(ServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -46,8 +51,8 @@ struct RunArgs {
     /// Comma-separated shapes: small, medium, large, wide, or <C>x<T>.
     #[arg(long, value_delimiter = ',', default_value = "small,medium,large,wide")]
     shapes: Vec<String>,
-    /// The server command to measure (launcher protocol).
-    #[arg(long, required_unless_present = "downstream_only")]
+    /// Measure this server command instead of connecta (launcher protocol).
+    #[arg(long)]
     server_command: Option<String>,
     /// The report's name for the measured server.
     #[arg(long)]
@@ -58,6 +63,12 @@ struct RunArgs {
     /// The report's name for the compared server.
     #[arg(long, default_value = "reference")]
     compare_label: String,
+    /// The connecta binary (default: `connecta` next to this executable).
+    #[arg(long)]
+    connecta_bin: Option<PathBuf>,
+    /// How connecta reaches the synthetic connectors.
+    #[arg(long, value_enum, default_value = "http")]
+    downstream: DownstreamMode,
     /// Where report.md, report.json and logs/ go.
     #[arg(long, default_value = "bench")]
     out_dir: PathBuf,
@@ -95,6 +106,24 @@ struct DownstreamArgs {
     connector_index: usize,
 }
 
+#[derive(Debug, Args)]
+struct ServeArgs {
+    #[arg(long, env = ENV_CONNECTORS)]
+    connectors: usize,
+    #[arg(long, env = ENV_TOOLS_PER_CONNECTOR)]
+    tools: usize,
+    /// The connecta binary (default: `connecta` next to this executable).
+    #[arg(long)]
+    connecta_bin: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "http")]
+    downstream: DownstreamMode,
+    #[arg(long, default_value_t = DEFAULT_PAGE_SIZE)]
+    page_size: usize,
+    /// Seconds connecta may take to print its ready line.
+    #[arg(long, default_value_t = 120)]
+    ready_timeout: u64,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -111,6 +140,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => run_command(args).await,
             Command::SyntheticDownstream(args) => downstream_command(args).await,
+            Command::ServeSynthetic(args) => serve_command(args).await,
         }
     });
     match result {
@@ -129,11 +159,38 @@ async fn run_command(args: RunArgs) -> anyhow::Result<u8> {
         .iter()
         .map(|s| Shape::parse(s).map_err(anyhow::Error::msg))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let server = TargetSpec {
-        label: args.label.clone().unwrap_or_else(|| "server".into()),
-        command: args.server_command.clone().unwrap_or_default(),
+    let connecta = match &args.server_command {
+        Some(command) => TargetSpec {
+            label: args.label.clone().unwrap_or_else(|| "server".into()),
+            command: command.clone(),
+        },
+        None => {
+            let bin = match &args.connecta_bin {
+                Some(bin) => bin.clone(),
+                None => serve_synthetic::default_connecta_bin()?,
+            };
+            if !args.downstream_only && !bin.exists() {
+                anyhow::bail!(
+                    "no connecta binary at {} (build it with `cargo build --release -p connecta`, \
+                     pass --connecta-bin, or measure another server with --server-command)",
+                    bin.display()
+                );
+            }
+            let downstream = match args.downstream {
+                DownstreamMode::Http => "http",
+                DownstreamMode::Stdio => "stdio",
+            };
+            TargetSpec {
+                label: args.label.clone().unwrap_or_else(|| "connecta".into()),
+                command: format!(
+                    "{} serve-synthetic --connecta-bin {} --downstream {downstream}",
+                    shell_quote(&bench_exe.to_string_lossy()),
+                    shell_quote(&bin.to_string_lossy())
+                ),
+            }
+        }
     };
-    let mut targets = vec![server];
+    let mut targets = vec![connecta];
     if args.downstream_only {
         targets.clear();
     } else if let Some(command) = &args.compare_command {
@@ -203,4 +260,21 @@ async fn downstream_command(args: DownstreamArgs) -> anyhow::Result<u8> {
     // Graceful shutdown waits for open connections; do not wait forever.
     let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
     Ok(0)
+}
+
+async fn serve_command(args: ServeArgs) -> anyhow::Result<u8> {
+    let connecta_bin = match args.connecta_bin {
+        Some(bin) => bin,
+        None => serve_synthetic::default_connecta_bin()?,
+    };
+    let code = serve_synthetic::run(ServeSynthetic {
+        connectors: args.connectors,
+        tools_per_connector: args.tools,
+        connecta_bin,
+        downstream: args.downstream,
+        page_size: args.page_size,
+        ready_timeout: Duration::from_secs(args.ready_timeout),
+    })
+    .await?;
+    Ok(u8::try_from(code).unwrap_or(1))
 }

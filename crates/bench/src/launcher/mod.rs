@@ -1,8 +1,10 @@
-//! Starting servers to measure: the launcher protocol and the process
-//! handling around it.
+//! Starting servers to measure: the launcher protocol, the process handling
+//! around it, and `serve-synthetic`, which puts connecta behind the protocol.
 
+pub mod gateway_config;
 pub mod process;
 pub mod protocol;
+pub mod serve_synthetic;
 
 pub use process::{LaunchSpec, ServerProcess, StopOutcome, shell_quote};
 pub use protocol::{
