@@ -309,6 +309,12 @@ async fn drive() {
         "{md}"
     );
     assert!(md.contains("## How cost grows"), "{md}");
+    assert!(md.contains("### downstream alone"), "{md}");
+    assert!(md.contains("### stand-in"), "{md}");
+    assert!(
+        md.contains("Soak (3 rounds of 30 calls at 4 in flight)"),
+        "{md}"
+    );
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 

@@ -56,12 +56,81 @@ pub fn plateau(rounds: &[SoakRound]) -> Option<(bool, f64)> {
     Some((growth <= 0.05, growth))
 }
 
+fn slope_line(out: &mut String, points: &[(f64, f64)]) {
+    match slope(points) {
+        Some(bytes_per_tool) => {
+            let _ = writeln!(
+                out,
+                "- Memory: the least-squares slope of server RSS over catalog size is **{} per tool** ({} shapes).",
+                format_value(bytes_per_tool, Unit::Bytes),
+                points.len()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "- Memory: fewer than two catalog sizes measured; no slope."
+            );
+        }
+    }
+}
+
+/// The synthetic downstream's own growth: the floor under every gateway row.
+fn render_downstream(out: &mut String, report: &Report, max_in_flight: usize) {
+    let mut rows = Vec::new();
+    let mut points = Vec::new();
+    for shape in &report.shapes {
+        let Some(d) = shape.downstream.measured() else {
+            continue;
+        };
+        let tools = shape.shape.total_tools();
+        let p50 = d
+            .direct_call
+            .measured()
+            .and_then(|s| s.latency.as_ref().map(|l| l.p50_ms));
+        let throughput = d.load.iter().find_map(|l| match l {
+            Figure::Measured(l) if l.in_flight == max_in_flight => Some(l.throughput_per_sec),
+            _ => None,
+        });
+        let walk = d.tools_list.measured().map(|l| l.walk_ms);
+        let rss = d.memory_after_load.measured().map(|m| m.server.rss_bytes);
+        if let Some(rss) = rss {
+            points.push((tools as f64, rss as f64));
+        }
+        rows.push(format!(
+            "| {} | {} | {} | {} | {} | {} |",
+            shape.shape.name,
+            super::cells::thousands(tools as u64),
+            cell(p50, Unit::Ms),
+            cell(throughput, Unit::PerSec),
+            cell(walk, Unit::Ms),
+            cell(rss.map(|r| r as f64 / MB), Unit::Mb),
+        ));
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### downstream alone\n");
+    let _ = writeln!(
+        out,
+        "| shape | tools | direct p50 | throughput at {max_in_flight} | `tools/list` walk of the probed connector | RSS after load |"
+    );
+    let _ = writeln!(out, "|{}", " --- |".repeat(6));
+    for row in rows {
+        let _ = writeln!(out, "{row}");
+    }
+    out.push('\n');
+    slope_line(out, &points);
+    out.push('\n');
+}
+
 pub fn render(out: &mut String, report: &Report) {
     let Some(first) = report.shapes.first() else {
         return;
     };
     let _ = writeln!(out, "## How cost grows\n");
     let max_in_flight = report.plan.in_flight.iter().copied().max().unwrap_or(1);
+    render_downstream(out, report, max_in_flight);
     for (index, target) in first.targets.iter().enumerate() {
         let label = &target.label;
         let _ = writeln!(out, "### {label}\n");
@@ -106,22 +175,7 @@ pub fn render(out: &mut String, report: &Report) {
             );
         }
         out.push('\n');
-        match slope(&points) {
-            Some(bytes_per_tool) => {
-                let _ = writeln!(
-                    out,
-                    "- Memory: the least-squares slope of server RSS over catalog size is **{} per tool** ({} shapes).",
-                    format_value(bytes_per_tool, Unit::Bytes),
-                    points.len()
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "- Memory: fewer than two catalog sizes measured; no slope."
-                );
-            }
-        }
+        slope_line(out, &points);
         let smallest = calls.iter().min_by_key(|c| c.0);
         let largest = calls.iter().max_by_key(|c| c.0);
         if let (Some(small), Some(large)) = (smallest, largest)
