@@ -15,6 +15,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cpu;
 pub mod launcher;
 pub mod measure;
 pub mod plan;

@@ -13,7 +13,9 @@ use serde_json::json;
 use super::checks;
 use super::client::Client;
 use super::sample::{self, Check, LoadCall};
-use super::target::{connect_many, first_list, memory, protocol_env, tools_list_figure};
+use super::target::{
+    connect_many, first_list, load_with_cpu, memory, protocol_env, tools_list_figure,
+};
 use crate::launcher::{LaunchSpec, ServerProcess, shell_quote};
 use crate::plan::{Plan, Shape};
 use crate::report::model::{DownstreamReport, Figure, Startup};
@@ -96,7 +98,8 @@ async fn measure_running(
     let mut load = Vec::new();
     for &in_flight in &plan.in_flight {
         load.push(Figure::Measured(
-            sample::load(
+            load_with_cpu(
+                server,
                 &clients,
                 plan.load_calls,
                 in_flight,

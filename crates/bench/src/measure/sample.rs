@@ -157,5 +157,7 @@ pub async fn load(
         duration_ms: ms(duration),
         throughput_per_sec: latencies.len() as f64 / duration.as_secs_f64().max(1e-9),
         latency: Distribution::from_ms(latencies),
+        server_cpu_us_per_call: None,
+        launcher_cpu_us_per_call: None,
     }
 }

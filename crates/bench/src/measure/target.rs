@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use super::checks;
 use super::client::{Client, Driver, connect_with};
 use super::sample::{self, Check, LoadCall};
+use crate::cpu;
 use crate::launcher::{ENV_CONNECTORS, ENV_TOOLS_PER_CONNECTOR, LaunchSpec, ServerProcess};
 use crate::plan::{Plan, Shape};
 use crate::report::model::{Figure, Load, SoakRound, Startup, TargetReport, ToolsList};
@@ -395,7 +396,8 @@ async fn measure_running(
         }
     };
     for &in_flight in &plan.in_flight {
-        let load = sample::load(
+        let load = load_with_cpu(
+            server,
             &clients,
             plan.load_calls,
             in_flight,
@@ -437,6 +439,32 @@ fn returns_number(result: &rmcp::model::CallToolResult, expected: i64) -> Result
     }
 }
 
+/// One load level, with the CPU the server tree (and a wrapping launcher)
+/// spent on it per call.
+pub async fn load_with_cpu(
+    server: &ServerProcess,
+    clients: &[Arc<Client>],
+    calls: usize,
+    in_flight: usize,
+    call: LoadCall,
+    check: Check,
+) -> Load {
+    let server_pid = server.server_pid();
+    let launcher_pid = server.root_pid().filter(|&root| Some(root) != server_pid);
+    let server_cpu = || server_pid.and_then(|pid| cpu::tree_cpu_seconds(pid).ok());
+    let launcher_cpu = || launcher_pid.and_then(|pid| cpu::cpu_seconds(pid).ok());
+    let before = (server_cpu(), launcher_cpu());
+    let mut load = sample::load(clients, calls, in_flight, call, check).await;
+    let per_call = |before: Option<f64>, after: Option<f64>| {
+        before
+            .zip(after)
+            .map(|(b, a)| (a - b) * 1e6 / calls.max(1) as f64)
+    };
+    load.server_cpu_us_per_call = per_call(before.0, server_cpu());
+    load.launcher_cpu_us_per_call = per_call(before.1, launcher_cpu());
+    load
+}
+
 /// `count` clients, connected concurrently.
 pub async fn connect_many(
     url: &str,
@@ -460,7 +488,8 @@ async fn soak(
 ) -> Vec<SoakRound> {
     let mut rounds = Vec::with_capacity(plan.soak_rounds);
     for round in 1..=plan.soak_rounds {
-        let load: Load = sample::load(
+        let load: Load = load_with_cpu(
+            server,
             clients,
             plan.soak_calls,
             plan.soak_in_flight,

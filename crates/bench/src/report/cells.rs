@@ -49,30 +49,26 @@ impl Cell {
         }
     }
 
-    /// A load level's statistic, or its throughput when `stat` is `None`.
+    /// A figure of the load level at `in_flight`.
     pub fn from_load(
         loads: &[Figure<Load>],
         in_flight: usize,
-        stat: Option<fn(&Distribution) -> f64>,
+        pick: impl Fn(&Load) -> Option<f64>,
     ) -> Self {
         let found = loads.iter().find(|l| match l {
             Figure::Measured(load) => load.in_flight == in_flight,
             _ => true,
         });
         match found {
-            Some(Figure::Measured(load)) => {
-                let value = match stat {
-                    None => Some(load.throughput_per_sec),
-                    Some(stat) => load.latency.as_ref().map(stat),
-                };
-                match value {
-                    Some(value) => Cell::Value {
-                        value,
-                        errors: load.errors,
-                    },
-                    None => Cell::Failed,
-                }
-            }
+            Some(Figure::Measured(load)) => match pick(load) {
+                Some(value) => Cell::Value {
+                    value,
+                    errors: load.errors,
+                },
+                // No successful call: nothing to pick from.
+                None if load.latency.is_none() => Cell::Failed,
+                None => Cell::Missing,
+            },
             Some(Figure::Skipped(_)) => Cell::Skipped,
             Some(Figure::Failed(_)) => Cell::Failed,
             None => Cell::Missing,
@@ -84,6 +80,7 @@ impl Cell {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
     Ms,
+    Us,
     PerSec,
     Bytes,
     Mb,
@@ -108,6 +105,8 @@ pub fn format_value(value: f64, unit: Unit) -> String {
         Unit::Ms if value < 10.0 => format!("{value:.3} ms"),
         Unit::Ms if value < 1_000.0 => format!("{value:.1} ms"),
         Unit::Ms => format!("{} ms", thousands(value.round() as u64)),
+        Unit::Us if value < 10.0 => format!("{value:.1} µs"),
+        Unit::Us => format!("{} µs", thousands(value.round() as u64)),
         Unit::PerSec => format!("{} /s", thousands(value.round() as u64)),
         Unit::Bytes => format!("{} B", thousands(value.round() as u64)),
         Unit::Mb => format!("{value:.1} MB"),

@@ -278,6 +278,8 @@ mod tests {
                 duration_ms: 1.0,
                 throughput_per_sec: 1.0,
                 latency: None,
+                server_cpu_us_per_call: None,
+                launcher_cpu_us_per_call: None,
             },
             server_rss_bytes: Some(rss),
             workers_rss_bytes: None,

@@ -226,8 +226,8 @@ fn build_rows(report: &ShapeReport, in_flight: &[usize]) -> Vec<Row> {
             &format!("load, {n} in flight: throughput"),
             Unit::PerSec,
             at_64.then_some(bars::THROUGHPUT_64),
-            |t| Cell::from_load(&t.load, n, None),
-            |d| Cell::from_load(&d.load, n, None),
+            |t| Cell::from_load(&t.load, n, |l| Some(l.throughput_per_sec)),
+            |d| Cell::from_load(&d.load, n, |l| Some(l.throughput_per_sec)),
         );
         b = b.higher();
         for (label, stat, bar) in [
@@ -239,10 +239,24 @@ fn build_rows(report: &ShapeReport, in_flight: &[usize]) -> Vec<Row> {
                 &format!("load, {n} in flight: {label}"),
                 Unit::Ms,
                 bar,
-                |t| Cell::from_load(&t.load, n, Some(stat)),
-                |d| Cell::from_load(&d.load, n, Some(stat)),
+                |t| Cell::from_load(&t.load, n, |l| l.latency.as_ref().map(stat)),
+                |d| Cell::from_load(&d.load, n, |l| l.latency.as_ref().map(stat)),
             );
         }
+        b.row(
+            &format!("load, {n} in flight: server CPU per call"),
+            Unit::Us,
+            None,
+            |t| Cell::from_load(&t.load, n, |l| l.server_cpu_us_per_call),
+            |d| Cell::from_load(&d.load, n, |l| l.server_cpu_us_per_call),
+        );
+        b.row(
+            &format!("load, {n} in flight: launcher + in-process downstream CPU per call"),
+            Unit::Us,
+            None,
+            |t| Cell::from_load(&t.load, n, |l| l.launcher_cpu_us_per_call),
+            none,
+        );
     }
     b.row(
         "RSS after load: server",

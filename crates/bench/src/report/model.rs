@@ -96,6 +96,12 @@ pub struct Load {
     /// Successful calls per second of wall time.
     pub throughput_per_sec: f64,
     pub latency: Option<Distribution>,
+    /// CPU of the server and its descendants per call, in microseconds
+    /// (10 ms tick resolution over the whole level).
+    pub server_cpu_us_per_call: Option<f64>,
+    /// CPU of the launched wrapper per call, when the server is not the
+    /// launched process (for `serve-synthetic`: the in-process downstream).
+    pub launcher_cpu_us_per_call: Option<f64>,
 }
 
 /// One soak round and the memory after it.
