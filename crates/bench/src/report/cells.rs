@@ -49,11 +49,13 @@ impl Cell {
         }
     }
 
-    /// A figure of the load level at `in_flight`.
+    /// A figure of the load level at `in_flight`; `absent` when the level
+    /// was measured but `pick` finds nothing in it.
     pub fn from_load(
         loads: &[Figure<Load>],
         in_flight: usize,
         pick: impl Fn(&Load) -> Option<f64>,
+        absent: Cell,
     ) -> Self {
         let found = loads.iter().find(|l| match l {
             Figure::Measured(load) => load.in_flight == in_flight,
@@ -65,9 +67,7 @@ impl Cell {
                     value,
                     errors: load.errors,
                 },
-                // No successful call: nothing to pick from.
-                None if load.latency.is_none() => Cell::Failed,
-                None => Cell::Missing,
+                None => absent,
             },
             Some(Figure::Skipped(_)) => Cell::Skipped,
             Some(Figure::Failed(_)) => Cell::Failed,

@@ -136,9 +136,9 @@ pub fn render(out: &mut String, report: &Report) {
         let _ = writeln!(out, "### {label}\n");
         let _ = writeln!(
             out,
-            "| shape | tools | direct p50 | downstream p50 | added p50 | warm search p50 | throughput at {max_in_flight} | server RSS after load | RSS per tool |"
+            "| shape | tools | direct p50 | downstream p50 | added p50 | warm search p50 | throughput at {max_in_flight} | server RSS after load |"
         );
-        let _ = writeln!(out, "|{}", " --- |".repeat(9));
+        let _ = writeln!(out, "|{}", " --- |".repeat(8));
         let mut points = Vec::new();
         let mut calls = Vec::new();
         for shape in &report.shapes {
@@ -162,7 +162,7 @@ pub fn render(out: &mut String, report: &Report) {
             }
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 shape.shape.name,
                 super::cells::thousands(tools as u64),
                 cell(ours, Unit::Ms),
@@ -171,7 +171,6 @@ pub fn render(out: &mut String, report: &Report) {
                 cell(search_p50(t), Unit::Ms),
                 cell(throughput_at(t, max_in_flight), Unit::PerSec),
                 cell(rss.map(|r| r as f64 / MB), Unit::Mb),
-                cell(rss.map(|r| r as f64 / tools as f64), Unit::Bytes),
             );
         }
         out.push('\n');

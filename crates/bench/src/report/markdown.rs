@@ -226,8 +226,8 @@ fn build_rows(report: &ShapeReport, in_flight: &[usize]) -> Vec<Row> {
             &format!("load, {n} in flight: throughput"),
             Unit::PerSec,
             at_64.then_some(bars::THROUGHPUT_64),
-            |t| Cell::from_load(&t.load, n, |l| Some(l.throughput_per_sec)),
-            |d| Cell::from_load(&d.load, n, |l| Some(l.throughput_per_sec)),
+            |t| Cell::from_load(&t.load, n, |l| Some(l.throughput_per_sec), Cell::Failed),
+            |d| Cell::from_load(&d.load, n, |l| Some(l.throughput_per_sec), Cell::Failed),
         );
         b = b.higher();
         for (label, stat, bar) in [
@@ -239,22 +239,22 @@ fn build_rows(report: &ShapeReport, in_flight: &[usize]) -> Vec<Row> {
                 &format!("load, {n} in flight: {label}"),
                 Unit::Ms,
                 bar,
-                |t| Cell::from_load(&t.load, n, |l| l.latency.as_ref().map(stat)),
-                |d| Cell::from_load(&d.load, n, |l| l.latency.as_ref().map(stat)),
+                |t| Cell::from_load(&t.load, n, |l| l.latency.as_ref().map(stat), Cell::Failed),
+                |d| Cell::from_load(&d.load, n, |l| l.latency.as_ref().map(stat), Cell::Failed),
             );
         }
         b.row(
             &format!("load, {n} in flight: server CPU per call"),
             Unit::Us,
             None,
-            |t| Cell::from_load(&t.load, n, |l| l.server_cpu_us_per_call),
-            |d| Cell::from_load(&d.load, n, |l| l.server_cpu_us_per_call),
+            |t| Cell::from_load(&t.load, n, |l| l.server_cpu_us_per_call, Cell::Missing),
+            |d| Cell::from_load(&d.load, n, |l| l.server_cpu_us_per_call, Cell::Missing),
         );
         b.row(
             &format!("load, {n} in flight: launcher + in-process downstream CPU per call"),
             Unit::Us,
             None,
-            |t| Cell::from_load(&t.load, n, |l| l.launcher_cpu_us_per_call),
+            |t| Cell::from_load(&t.load, n, |l| l.launcher_cpu_us_per_call, Cell::Missing),
             none,
         );
     }
