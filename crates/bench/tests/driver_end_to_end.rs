@@ -270,6 +270,7 @@ async fn drive() {
         assert_eq!(load["value"]["errors"], 0, "{load}");
         assert_eq!(load["value"]["latency"]["samples"], 60);
         assert!(load["value"]["serverCpuUsPerCall"].is_number(), "{load}");
+        assert!(load["value"]["driverCpuUsPerCall"].is_number(), "{load}");
         // The stand-in is the launched process itself: no wrapper.
         assert!(load["value"]["launcherCpuUsPerCall"].is_null(), "{load}");
     }

@@ -159,5 +159,6 @@ pub async fn load(
         latency: Distribution::from_ms(latencies),
         server_cpu_us_per_call: None,
         launcher_cpu_us_per_call: None,
+        driver_cpu_us_per_call: None,
     }
 }

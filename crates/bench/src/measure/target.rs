@@ -439,8 +439,8 @@ fn returns_number(result: &rmcp::model::CallToolResult, expected: i64) -> Result
     }
 }
 
-/// One load level, with the CPU the server tree (and a wrapping launcher)
-/// spent on it per call.
+/// One load level, with the CPU the server tree, a wrapping launcher and
+/// this driver spent on it per call.
 pub async fn load_with_cpu(
     server: &ServerProcess,
     clients: &[Arc<Client>],
@@ -453,7 +453,8 @@ pub async fn load_with_cpu(
     let launcher_pid = server.root_pid().filter(|&root| Some(root) != server_pid);
     let server_cpu = || server_pid.and_then(|pid| cpu::tree_cpu_seconds(pid).ok());
     let launcher_cpu = || launcher_pid.and_then(|pid| cpu::cpu_seconds(pid).ok());
-    let before = (server_cpu(), launcher_cpu());
+    let driver_cpu = || cpu::cpu_seconds(std::process::id()).ok();
+    let before = (server_cpu(), launcher_cpu(), driver_cpu());
     let mut load = sample::load(clients, calls, in_flight, call, check).await;
     let per_call = |before: Option<f64>, after: Option<f64>| {
         before
@@ -462,6 +463,7 @@ pub async fn load_with_cpu(
     };
     load.server_cpu_us_per_call = per_call(before.0, server_cpu());
     load.launcher_cpu_us_per_call = per_call(before.1, launcher_cpu());
+    load.driver_cpu_us_per_call = per_call(before.2, driver_cpu());
     load
 }
 

@@ -279,6 +279,7 @@ mod tests {
                 latency: None,
                 server_cpu_us_per_call: None,
                 launcher_cpu_us_per_call: None,
+                driver_cpu_us_per_call: None,
             },
             server_rss_bytes: Some(rss),
             workers_rss_bytes: None,

@@ -257,6 +257,13 @@ fn build_rows(report: &ShapeReport, in_flight: &[usize]) -> Vec<Row> {
             |t| Cell::from_load(&t.load, n, |l| l.launcher_cpu_us_per_call, Cell::Missing),
             none,
         );
+        b.row(
+            &format!("load, {n} in flight: driver (client) CPU per call"),
+            Unit::Us,
+            None,
+            |t| Cell::from_load(&t.load, n, |l| l.driver_cpu_us_per_call, Cell::Missing),
+            |d| Cell::from_load(&d.load, n, |l| l.driver_cpu_us_per_call, Cell::Missing),
+        );
     }
     b.row(
         "RSS after load: server",

@@ -102,6 +102,9 @@ pub struct Load {
     /// CPU of the launched wrapper per call, when the server is not the
     /// launched process (for `serve-synthetic`: the in-process downstream).
     pub launcher_cpu_us_per_call: Option<f64>,
+    /// CPU of this measuring process per call: on a small machine the
+    /// client competes with the server for the same cores.
+    pub driver_cpu_us_per_call: Option<f64>,
 }
 
 /// One soak round and the memory after it.
