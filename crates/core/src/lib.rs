@@ -16,6 +16,7 @@ pub mod error;
 pub mod glob;
 pub mod policy;
 pub mod result;
+pub mod schema;
 pub mod search;
 pub mod secret;
 

@@ -81,9 +81,10 @@ fn parse_or_string(text: &str) -> Value {
     if (trimmed.starts_with(['{', '[', '"'])
         || trimmed.starts_with(|c: char| c.is_ascii_digit())
         || matches!(trimmed, "true" | "false" | "null"))
-        && let Ok(v) = serde_json::from_str(text) {
-            return v;
-        }
+        && let Ok(v) = serde_json::from_str(text)
+    {
+        return v;
+    }
     Value::String(text.to_owned())
 }
 

@@ -9,6 +9,26 @@
 //! behalf of a program. The worker process that runs programs has no network,
 //! files, environment, timers or imports; everything a program can do arrives
 //! through a [`BindingHost`].
+//!
+//! Code map:
+//! - this file: the seam types;
+//! - [`pool`]: [`QuickJsPool`], the `CodeRuntime` on pre-started worker
+//!   processes, with admission ([`QuickJsPool::acquire`]) separate from
+//!   running ([`Lease::run`]);
+//! - [`protocol`]: the frames between the pool and a worker;
+//! - `worker`: the worker process ([`worker_main`]): engine, bridge, JSON
+//!   conversion, program normalization, hardening;
+//! - `sys`: the only `unsafe` code (pre-exec setup, closing inherited fds).
+// `deny`, not `forbid`: `sys` is the one module allowed to opt back in.
+#![deny(unsafe_code)]
+
+pub mod pool;
+pub mod protocol;
+mod sys;
+mod worker;
+
+pub use pool::{AdmissionError, Lease, PoolError, PoolOptions, PoolStats, QuickJsPool, SpawnError};
+pub use worker::worker_main;
 
 use std::sync::Arc;
 
@@ -58,6 +78,10 @@ pub struct HostError {
 /// The host side of the bindings: the gateway implements this.
 #[async_trait]
 pub trait BindingHost: Send + Sync {
+    /// One call of `global.function(...)` by the program. `args` is always
+    /// a JSON array of the call's arguments, in order (`undefined` → `null`),
+    /// already checked against the argument bound. Dropping the returned
+    /// future means the run ended: the call must stop (contract L2).
     async fn call(&self, global: &str, function: &str, args: Value) -> Result<Value, HostError>;
 }
 

@@ -153,17 +153,14 @@ fn interpolate_table(table: &mut DeTable<'_>, env: &dyn Env, sink: &mut Sink<'_>
 fn interpolate_value(value: &mut Spanned<DeValue<'_>>, env: &dyn Env, sink: &mut Sink<'_>) {
     let span = value.span();
     match value.get_mut() {
-        DeValue::String(s)
-            if s.contains('$') => {
-                match interpolate(s, env) {
-                    Ok(out) => *s = out.into(),
-                    Err(problems) => {
-                        for p in problems {
-                            sink.at(span.clone(), p);
-                        }
-                    }
+        DeValue::String(s) if s.contains('$') => match interpolate(s, env) {
+            Ok(out) => *s = out.into(),
+            Err(problems) => {
+                for p in problems {
+                    sink.at(span.clone(), p);
                 }
             }
+        },
         DeValue::Table(t) => interpolate_table(t, env, sink),
         DeValue::Array(items) => {
             for item in items.iter_mut() {

@@ -175,9 +175,10 @@ fn lower_server(raw: RawServer, sink: &mut Sink<'_>) -> ServerConfig {
     };
     let mut allowed_hosts = raw.allowed_hosts.unwrap_or_default();
     if let Some(host) = host_of(&public_url)
-        && !allowed_hosts.contains(&host) {
-            allowed_hosts.push(host);
-        }
+        && !allowed_hosts.contains(&host)
+    {
+        allowed_hosts.push(host);
+    }
     let allowed_origins: Vec<String> = raw
         .allowed_origins
         .unwrap_or_default()
@@ -309,12 +310,13 @@ fn lower_limits(raw: RawLimits, sink: &mut Sink<'_>) -> Limits {
         sink,
     );
     if call_timeout > max_call_timeout
-        && let Some(s) = &raw.call_timeout_ms {
-            sink.at(
-                s.span(),
-                "limits.call_timeout_ms exceeds limits.max_call_timeout_ms",
-            );
-        }
+        && let Some(s) = &raw.call_timeout_ms
+    {
+        sink.at(
+            s.span(),
+            "limits.call_timeout_ms exceeds limits.max_call_timeout_ms",
+        );
+    }
     Limits {
         call_timeout: Duration::from_millis(call_timeout),
         max_call_timeout: Duration::from_millis(max_call_timeout),
@@ -351,20 +353,21 @@ fn lower_code(raw: RawCode, sink: &mut Sink<'_>) -> CodeConfig {
         sink,
     );
     if workers > max_concurrent
-        && let Some(w) = &raw.workers {
-            sink.at(
-                w.span(),
-                "code.workers (kept warm) exceeds code.max_concurrent",
-            );
-        }
+        && let Some(w) = &raw.workers
+    {
+        sink.at(
+            w.span(),
+            "code.workers (kept warm) exceeds code.max_concurrent",
+        );
+    }
     let batch = p(&raw.batch_size, "batch_size", d::CODE_BATCH_SIZE, sink);
     let heap_mib = p(&raw.heap_mib, "heap_mib", d::CODE_HEAP_MIB, sink);
     if heap_mib > 4096
-        && let Some(h) = &raw.heap_mib {
-            sink.at(h.span(), "code.heap_mib must be at most 4096");
-        }
+        && let Some(h) = &raw.heap_mib
+    {
+        sink.at(h.span(), "code.heap_mib must be at most 4096");
+    }
     CodeConfig {
-        enabled: raw.enabled.unwrap_or(true),
         workers: workers as usize,
         max_concurrent: max_concurrent as usize,
         max_queued: raw.max_queued.unwrap_or(d::CODE_MAX_QUEUED) as usize,
@@ -414,7 +417,13 @@ fn lower_code(raw: RawCode, sink: &mut Sink<'_>) -> CodeConfig {
 fn approval_policy(p: &Spanned<String>, sink: &mut Sink<'_>) -> Option<ApprovalPolicy> {
     match p.get_ref().as_str() {
         "host" => Some(ApprovalPolicy::Host),
-        "ask" => Some(ApprovalPolicy::Ask),
+        "ask" => {
+            sink.at(
+                p.span(),
+                "approval policy \"ask\" (the gateway asking a human itself) is not available in this version; use \"host\" or \"never\"",
+            );
+            None
+        }
         "never" => Some(ApprovalPolicy::Never),
         other => {
             sink.at(
@@ -792,13 +801,14 @@ fn lower_credential(raw: &Spanned<RawCredential>, sink: &mut Sink<'_>) -> Option
         }
     };
     if let CredentialPlacement::Header(h) = &placement
-        && !is_header_name(h) {
-            sink.at(
-                raw.span(),
-                format!("\"{h}\" is not a valid HTTP header name"),
-            );
-            return None;
-        }
+        && !is_header_name(h)
+    {
+        sink.at(
+            raw.span(),
+            format!("\"{h}\" is not a valid HTTP header name"),
+        );
+        return None;
+    }
     if scheme == CredentialScheme::Basic && !matches!(placement, CredentialPlacement::Header(_)) {
         sink.at(raw.span(), "the basic scheme goes in a header");
         return None;

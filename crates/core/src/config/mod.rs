@@ -97,7 +97,6 @@ pub struct ActivityConfig {
 /// input (contract L8).
 #[derive(Debug, Clone)]
 pub struct CodeConfig {
-    pub enabled: bool,
     pub workers: usize,
     pub max_concurrent: usize,
     pub max_queued: usize,

@@ -80,7 +80,6 @@ pub struct RawActivity {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCode {
-    pub enabled: Option<bool>,
     pub workers: Option<S<u64>>,
     pub max_concurrent: Option<S<u64>>,
     pub max_queued: Option<u64>,

@@ -1,284 +1,585 @@
-//! Per-connector inverted indexes and the query that ranks across them.
+//! The index of one catalog: built once per catalog fingerprint, immutable,
+//! shared behind `Arc` and merged with other catalogs' indexes at query time.
+//!
+//! Layout is chosen for a small footprint and a fast warm query:
+//! - terms are interned once ([`Vocab`], hashed with the process-wide hasher
+//!   so a query term is hashed once for every catalog searched);
+//! - postings live in one flat array (compressed-row style, one `u32` per
+//!   posting carrying the tool and the fields it matched in, in tool order);
+//! - each tool's name is kept as a term sequence (exact- and complete-name
+//!   tiers), with a sorted table of sequence hashes so an exact name is found
+//!   without looking at any other tool;
+//! - per tool, one byte: read-only (the safety filter without touching the
+//!   tool definition) and how many distinct name terms a query must spell
+//!   out for the name to be complete — the ranker counts those from postings
+//!   and only looks at the names of tools that can qualify;
+//! - per term, one byte of flags (connector id, connector description,
+//!   optional in names);
+//! - connector-level text (the id and the configured description) is stored
+//!   once per index, not copied into every tool's postings.
+//!
+//! Compact shapes are rendered lazily, the first time a page shows a tool,
+//! and kept per tool ([`CatalogIndex::compact_input`]): building the index
+//! never renders a schema.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::catalog::{Catalog, ToolDef};
-use crate::policy::Safety;
+use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
-use super::tokenize::tokenize;
+use super::tokenize::{Compounds, Scratch, for_each_word, is_stopword, terms, word_terms};
+#[cfg(test)]
+use super::vocab::term_hash;
+use super::vocab::{Vocab, VocabBuilder, seq_hash};
 
-const NAME_WEIGHT: f32 = 3.0;
-const TITLE_WEIGHT: f32 = 2.0;
-const DESCRIPTION_WEIGHT: f32 = 1.0;
-const K1: f32 = 1.2;
-const B: f32 = 0.75;
+/// Field bits carried by a posting.
+pub(crate) const F_NAME: u8 = 1;
+pub(crate) const F_TITLE: u8 = 2;
+pub(crate) const F_DESC: u8 = 4;
+const FIELD_BITS: u32 = 3;
+const FIELD_MASK: u32 = (1 << FIELD_BITS) - 1;
 
-/// Conversational words that carry no intent; ignored for scoring only.
-const STOPWORDS: &[&str] = &[
-    "a", "an", "the", "i", "me", "my", "we", "our", "you", "your", "to", "of", "for", "in", "on",
-    "at", "by", "with", "and", "or", "please", "can", "could", "would", "want", "need", "help",
-    "some", "any", "this", "that", "these", "those", "it", "its", "is", "are", "be", "do", "does",
-    "how", "what", "which", "tool", "using", "use", "from", "into", "about", "like", "just",
-    "there", "all",
-];
+/// Term flags.
+const T_CONNECTOR: u8 = 1;
+const T_TOPIC: u8 = 2;
+const T_NAME_STOP: u8 = 4;
 
-/// The index of one catalog, built once per catalog fingerprint.
+/// Tool info byte: read-only bit, and the count of distinct necessary name
+/// terms in the low bits (saturating: `NEED_MAX` means "at least").
+const READ_ONLY: u8 = 0x80;
+pub(crate) const NEED_MAX: u8 = 0x7f;
+
+/// Read verbs a query may leave out of a tool name (as stemmed terms).
+const OPTIONAL_NAME_VERBS: &[&str] =
+    &["get", "list", "fetch", "read", "retriev", "view", "describ"];
+
+/// Tools per index are bounded by the posting encoding (29 bits of id).
+pub const MAX_TOOLS_PER_INDEX: usize = 1 << (32 - FIELD_BITS);
+
 #[derive(Debug)]
 pub struct CatalogIndex {
     catalog: Arc<Catalog>,
-    postings: HashMap<String, Vec<(u32, f32)>>,
-    doc_len: Vec<f32>,
-    avg_len: f32,
-    /// Lowercased tool names, for the exact-name tier.
-    names: Vec<String>,
+    vocab: Vocab,
+    /// `T_*` flags per term id.
+    term_flags: Vec<u8>,
+    /// `postings[offsets[t]..offsets[t + 1]]` are term `t`'s postings, each
+    /// `tool << 3 | fields`, in tool order.
+    offsets: Vec<u32>,
+    postings: Vec<u32>,
+    /// `name_terms[name_offsets[i]..name_offsets[i + 1]]` is tool `i`'s name
+    /// as a term sequence, stopwords included.
+    name_offsets: Vec<u32>,
+    name_terms: Vec<u32>,
+    /// `sequence hash << 32 | tool` of every non-empty name, sorted.
+    name_keys: Vec<u64>,
+    /// Name terms that are not indexed (their surface is a function word,
+    /// as `mine` in `get_mine`) though a query could still carry them as
+    /// content words: `(term, tool)`, sorted. Almost always empty; it keeps
+    /// the ranker's posting-based name checks exact.
+    name_extra: Vec<(u32, u32)>,
+    /// Read-only bit and necessary-name-term count per tool.
+    tool_info: Vec<u8>,
+    read_only_tools: usize,
+    /// The connector id as a term sequence (for `connector tool` exact names).
+    connector_terms: Vec<u32>,
+    /// Compact shapes, rendered on first use.
+    shapes: Box<[OnceLock<Box<Shapes>>]>,
+}
+
+/// A tool's compact shapes: the input one is what every search page shows;
+/// the output one only `includeSchemas: "compact"` asks for.
+#[derive(Debug)]
+struct Shapes {
+    input: CompactSchema,
+    output: OnceLock<Option<CompactSchema>>,
 }
 
 impl CatalogIndex {
+    /// Index a catalog with no connector description.
     pub fn build(catalog: Arc<Catalog>) -> CatalogIndex {
-        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
-        let mut doc_len = Vec::with_capacity(catalog.len());
-        let mut names = Vec::with_capacity(catalog.len());
-        for (i, tool) in catalog.tools().iter().enumerate() {
-            let mut tf: HashMap<String, f32> = HashMap::new();
-            let mut len = 0.0;
-            let mut add = |text: &str, w: f32| {
-                for t in tokenize(text) {
-                    *tf.entry(t).or_default() += w;
-                    len += w;
-                }
-            };
-            add(&tool.name, NAME_WEIGHT);
-            if let Some(t) = &tool.title {
-                add(t, TITLE_WEIGHT);
-            }
-            add(tool.description(), DESCRIPTION_WEIGHT);
-            for (term, f) in tf {
-                postings.entry(term).or_default().push((i as u32, f));
-            }
-            doc_len.push(len);
-            names.push(tool.name.to_lowercase());
-        }
-        let avg_len = if doc_len.is_empty() {
-            1.0
-        } else {
-            doc_len.iter().sum::<f32>() / doc_len.len() as f32
-        };
-        CatalogIndex {
-            catalog,
-            postings,
-            doc_len,
-            avg_len: avg_len.max(1.0),
-            names,
-        }
+        CatalogIndex::with_description(catalog, None)
+    }
+
+    /// Index a catalog; `description` is the connector's configured
+    /// description, whose words then match every tool of this connector.
+    pub fn with_description(catalog: Arc<Catalog>, description: Option<&str>) -> CatalogIndex {
+        let n = catalog.len().min(MAX_TOOLS_PER_INDEX);
+        let bytes: usize = catalog.tools()[..n]
+            .iter()
+            .map(|t| t.name.len() + t.description().len())
+            .sum();
+        Builder::new(n, bytes).build(n, catalog, description)
     }
 
     pub fn catalog(&self) -> &Arc<Catalog> {
         &self.catalog
     }
 
-    fn df(&self, term: &str) -> usize {
-        self.postings.get(term).map_or(0, Vec::len)
+    pub fn connector(&self) -> &str {
+        &self.catalog.connector
     }
-}
 
-#[derive(Debug, Clone)]
-pub struct SearchQuery<'a> {
-    pub query: &'a str,
-    pub safety: Safety,
-    pub limit: usize,
-    pub offset: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatchMode {
-    /// Empty query: every tool, in catalog order.
-    Browse,
-    /// The top match carries every usable query term.
-    All,
-    /// No tool carries every term; the best partial matches are returned.
-    Partial,
-    /// Nothing matched (or the query had no usable terms).
-    None,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct QueryAnalysis {
-    pub represented: Vec<String>,
-    pub unmatched: Vec<String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Hit {
-    pub connector: String,
-    pub tool: Arc<ToolDef>,
-    pub score: f32,
-}
-
-#[derive(Debug, Clone)]
-pub struct SearchHits {
-    pub hits: Vec<Hit>,
-    pub total: usize,
-    pub mode: MatchMode,
-    pub analysis: QueryAnalysis,
-}
-
-/// Rank the tools of `indexes` against `q`. IDF is computed over exactly the
-/// catalogs searched.
-pub fn search(indexes: &[Arc<CatalogIndex>], q: &SearchQuery<'_>) -> SearchHits {
-    let raw_terms = tokenize(q.query);
-    if q.query.trim().is_empty() {
-        return browse(indexes, q);
+    /// Tools covered by this index (the catalog's, up to the posting bound).
+    pub fn len(&self) -> usize {
+        self.tool_info.len()
     }
-    let mut terms: Vec<String> = raw_terms
-        .iter()
-        .filter(|t| !STOPWORDS.contains(&t.as_str()))
-        .cloned()
-        .collect();
-    terms.dedup();
-    if terms.is_empty() {
-        return SearchHits {
-            hits: Vec::new(),
-            total: 0,
-            mode: MatchMode::None,
-            analysis: QueryAnalysis::default(),
-        };
-    }
-    let n_docs: usize = indexes.iter().map(|i| i.catalog.len()).sum();
-    let idf: Vec<f32> = terms
-        .iter()
-        .map(|t| {
-            let df: usize = indexes.iter().map(|i| i.df(t)).sum();
-            let n = n_docs as f32;
-            let df = df as f32;
-            ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
-        })
-        .collect();
-    let query_lower = q.query.trim().to_lowercase();
 
-    struct Scored {
-        tier: u8,
-        score: f32,
-        index: usize,
-        tool: u32,
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
-    let mut scored: Vec<Scored> = Vec::new();
-    let mut represented = vec![false; terms.len()];
-    for (ix, index) in indexes.iter().enumerate() {
-        let mut acc: HashMap<u32, (f32, u32)> = HashMap::new();
-        for (ti, term) in terms.iter().enumerate() {
-            let Some(list) = index.postings.get(term) else {
-                continue;
-            };
-            for &(doc, tf) in list {
-                let dl = index.doc_len[doc as usize];
-                let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / index.avg_len));
-                let e = acc.entry(doc).or_default();
-                e.0 += idf[ti] * norm;
-                e.1 |= 1 << ti.min(31);
-            }
+
+    pub(crate) fn tool(&self, tool: u32) -> &ToolDef {
+        &self.catalog.tools()[tool as usize]
+    }
+
+    /// The id of a tool of this index's catalog (for `describe`).
+    pub(crate) fn tool_id(&self, name: &str) -> Option<u32> {
+        let found = self.catalog.get(name)?;
+        let tools = self.catalog.tools();
+        // `Catalog::get` returns a reference into `tools()`; its position is
+        // its offset, checked before use.
+        let offset = (found as *const Arc<ToolDef> as usize).wrapping_sub(tools.as_ptr() as usize)
+            / std::mem::size_of::<Arc<ToolDef>>();
+        (offset < self.len() && Arc::ptr_eq(&tools[offset], found)).then_some(offset as u32)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn term_id(&self, term: &str) -> Option<u32> {
+        self.vocab.find(term, term_hash(term))
+    }
+
+    /// The id of `term`, whose [`term_hash`] is `hash`.
+    pub(crate) fn find_term(&self, term: &str, hash: u64) -> Option<u32> {
+        self.vocab.find(term, hash)
+    }
+
+    /// A term's postings, each `tool << FIELD_BITS | fields`.
+    pub(crate) fn raw_postings(&self, term: u32) -> &[u32] {
+        let t = term as usize;
+        &self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize]
+    }
+
+    /// The tool of a posting.
+    #[inline]
+    pub(crate) fn posting_tool(posting: u32) -> usize {
+        (posting >> FIELD_BITS) as usize
+    }
+
+    /// The field bits of a posting.
+    #[inline]
+    pub(crate) fn posting_fields(posting: u32) -> u8 {
+        (posting & FIELD_MASK) as u8
+    }
+
+    /// The fields a term occurs in for one tool (`0`: it does not).
+    pub(crate) fn fields_of(&self, term: u32, tool: u32) -> u8 {
+        let p = self.raw_postings(term);
+        let i = p.partition_point(|&x| x >> FIELD_BITS < tool);
+        match p.get(i) {
+            Some(&x) if x >> FIELD_BITS == tool => (x & FIELD_MASK) as u8,
+            _ => 0,
         }
-        for (doc, (score, mask)) in acc {
-            let tool = &index.catalog.tools()[doc as usize];
-            if !q.safety.admits(&tool.annotations) {
-                continue;
+    }
+
+    /// Tools containing a term in any field, counting the connector id.
+    pub(crate) fn doc_freq(&self, term: u32) -> usize {
+        if self.is_connector_term(term) {
+            self.len()
+        } else {
+            let t = term as usize;
+            (self.offsets[t + 1] - self.offsets[t]) as usize
+        }
+    }
+
+    pub(crate) fn is_connector_term(&self, term: u32) -> bool {
+        self.term_flags[term as usize] & T_CONNECTOR != 0
+    }
+
+    pub(crate) fn is_topic_term(&self, term: u32) -> bool {
+        self.term_flags[term as usize] & T_TOPIC != 0
+    }
+
+    /// Whether a name term may be left out of a query (`to`, `get`, `list`).
+    pub(crate) fn is_name_stop(&self, term: u32) -> bool {
+        self.term_flags[term as usize] & T_NAME_STOP != 0
+    }
+
+    /// Whether a name carrying this term is complete only if the query
+    /// carries it too.
+    pub(crate) fn is_necessary(&self, term: u32) -> bool {
+        self.term_flags[term as usize] & (T_CONNECTOR | T_NAME_STOP) == 0
+    }
+
+    pub(crate) fn name_terms(&self, tool: u32) -> &[u32] {
+        let i = tool as usize;
+        &self.name_terms[self.name_offsets[i] as usize..self.name_offsets[i + 1] as usize]
+    }
+
+    /// Tools whose name is exactly this term sequence.
+    pub(crate) fn tools_named<'a>(&'a self, ids: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
+        let h = u64::from(seq_hash(ids));
+        let start = self.name_keys.partition_point(|&k| k >> 32 < h);
+        self.name_keys[start..]
+            .iter()
+            .take_while(move |&&k| k >> 32 == h)
+            .map(|&k| k as u32)
+            .filter(move |&t| self.name_terms(t) == ids)
+    }
+
+    /// Tools carrying `term` in their name sequence without a posting.
+    pub(crate) fn name_extra(&self, term: u32) -> impl Iterator<Item = u32> + '_ {
+        let start = self.name_extra.partition_point(|&(t, _)| t < term);
+        self.name_extra[start..]
+            .iter()
+            .take_while(move |&&(t, _)| t == term)
+            .map(|&(_, tool)| tool)
+    }
+
+    pub(crate) fn has_name_extra(&self) -> bool {
+        !self.name_extra.is_empty()
+    }
+
+    /// Distinct necessary name terms of a tool (saturating at `NEED_MAX`).
+    pub(crate) fn name_need(&self, tool: u32) -> u8 {
+        self.tool_info[tool as usize] & NEED_MAX
+    }
+
+    pub(crate) fn read_only(&self, tool: u32) -> bool {
+        self.tool_info[tool as usize] & READ_ONLY != 0
+    }
+
+    pub(crate) fn read_only_tools(&self) -> usize {
+        self.read_only_tools
+    }
+
+    pub(crate) fn connector_terms(&self) -> &[u32] {
+        &self.connector_terms
+    }
+
+    /// The tool's compact input shape, rendered once.
+    pub(crate) fn compact_input(&self, tool: u32) -> &CompactSchema {
+        &self.shapes(tool).input
+    }
+
+    /// The tool's compact output shape, if it declares one, rendered once.
+    pub(crate) fn compact_output(&self, tool: u32) -> Option<&CompactSchema> {
+        let def = self.tool(tool);
+        self.shapes(tool)
+            .output
+            .get_or_init(|| {
+                def.output_schema
+                    .as_ref()
+                    .map(|s| render_compact(s, SHAPE_CAP_BYTES))
+            })
+            .as_ref()
+    }
+
+    fn shapes(&self, tool: u32) -> &Shapes {
+        self.shapes[tool as usize].get_or_init(|| {
+            Box::new(Shapes {
+                input: render_compact(&self.tool(tool).input_schema, SHAPE_CAP_BYTES),
+                output: OnceLock::new(),
+            })
+        })
+    }
+
+    /// Approximate heap bytes held by the index itself (the catalog it
+    /// points to is not counted; compact shapes rendered so far are).
+    pub fn heap_bytes(&self) -> usize {
+        let shapes: usize = self
+            .shapes
+            .iter()
+            .filter_map(OnceLock::get)
+            .map(|s| {
+                let out = s.output.get().and_then(Option::as_ref);
+                std::mem::size_of::<Shapes>()
+                    + std::iter::once(&s.input)
+                        .chain(out)
+                        .map(compact_bytes)
+                        .sum::<usize>()
+            })
+            .sum();
+        self.vocab.heap_bytes()
+            + self.term_flags.capacity()
+            + 4 * (self.offsets.capacity()
+                + self.postings.capacity()
+                + self.name_offsets.capacity()
+                + self.name_terms.capacity()
+                + self.connector_terms.capacity())
+            + 8 * (self.name_keys.capacity() + self.name_extra.capacity())
+            + self.tool_info.capacity()
+            + std::mem::size_of_val(&*self.shapes)
+            + shapes
+    }
+}
+
+fn compact_bytes(c: &CompactSchema) -> usize {
+    let list = |l: &Option<Vec<String>>| {
+        l.iter()
+            .flatten()
+            .map(|k| k.capacity() + std::mem::size_of::<String>())
+            .sum::<usize>()
+    };
+    c.text.capacity() + list(&c.keys) + list(&c.required_keys)
+}
+
+/// Index construction: each distinct word is tokenized once (its terms are
+/// replayed from `words` when it recurs, as most words of a catalog do), a
+/// tool's repeated terms are merged through `last_tool` without sorting,
+/// then a counting sort fills the flat posting array.
+struct Builder {
+    vocab: VocabBuilder,
+    scratch: Scratch,
+    /// Distinct raw words seen; word `w`'s terms are
+    /// `emits[spans[w].0..spans[w].1]`, `spans[w].2` says it is a compound.
+    words: VocabBuilder,
+    spans: Vec<(u32, u32, bool)>,
+    emits: Vec<Emit>,
+    /// Text of the terms in `emits`, for those interned only when needed.
+    emit_text: String,
+    /// Per term: flags, and the last tool that carried it with the slot of
+    /// that tool's entry in `triples` (to merge fields).
+    term_flags: Vec<u8>,
+    last_tool: Vec<u32>,
+    last_slot: Vec<u32>,
+    /// `(term, tool, fields)`, grouped by tool, in tool order.
+    triples: Vec<(u32, u32, u8)>,
+    name_offsets: Vec<u32>,
+    name_terms: Vec<u32>,
+    name_extra: Vec<(u32, u32)>,
+}
+
+/// One term of a word, as the tokenizer produced it.
+#[derive(Debug, Clone, Copy)]
+struct Emit {
+    /// The interned term; `NOT_INTERNED` for a function word until a name
+    /// needs it (only indexed terms and name terms are interned).
+    id: u32,
+    text: (u32, u32),
+    /// The joined form of a compound.
+    joined: bool,
+    /// Not indexed: the term or its surface is a function word.
+    stop: bool,
+    /// The term itself is a function word.
+    term_stop: bool,
+    /// A generic read verb a query may leave out of a name.
+    optional_verb: bool,
+}
+
+const NOT_INTERNED: u32 = u32::MAX;
+
+impl Builder {
+    /// A builder sized for `n` tools with `bytes` of names and descriptions
+    /// (estimates: about one word per 7 bytes, half of them distinct in a
+    /// small catalog, fewer in a large one; tables grow when short).
+    fn new(n: usize, bytes: usize) -> Builder {
+        let words = bytes / 7 + 16;
+        let distinct = (words / 2).min(4096 + words / 8);
+        let mut name_offsets = Vec::with_capacity(n + 1);
+        name_offsets.push(0);
+        Builder {
+            vocab: VocabBuilder::with_capacity(distinct, distinct * 8),
+            scratch: Scratch::default(),
+            words: VocabBuilder::with_capacity(distinct, distinct * 8),
+            spans: Vec::with_capacity(distinct),
+            emits: Vec::with_capacity(distinct),
+            emit_text: String::with_capacity(distinct * 8),
+            term_flags: Vec::with_capacity(distinct),
+            last_tool: Vec::with_capacity(distinct),
+            last_slot: Vec::with_capacity(distinct),
+            triples: Vec::with_capacity(words),
+            name_offsets,
+            name_terms: Vec::with_capacity(n * 3),
+            name_extra: Vec::new(),
+        }
+    }
+
+    fn intern(&mut self, term: &str) -> u32 {
+        let id = self.vocab.intern(term);
+        if id as usize == self.term_flags.len() {
+            self.term_flags.push(0);
+            self.last_tool.push(u32::MAX);
+            self.last_slot.push(0);
+        }
+        id
+    }
+
+    fn posting(&mut self, term: u32, tool: u32, field: u8) {
+        let t = term as usize;
+        if self.last_tool[t] == tool {
+            self.triples[self.last_slot[t] as usize].2 |= field;
+        } else {
+            self.last_tool[t] = tool;
+            self.last_slot[t] = self.triples.len() as u32;
+            self.triples.push((term, tool, field));
+        }
+    }
+
+    /// Tokenize a word seen for the first time and record its terms.
+    fn learn(&mut self, word: &str) {
+        let start = self.emits.len() as u32;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let compound = word_terms(&mut scratch, word, |t, _, joined, stop| {
+            let text_start = self.emit_text.len() as u32;
+            self.emit_text.push_str(t);
+            let id = if stop { NOT_INTERNED } else { self.intern(t) };
+            self.emits.push(Emit {
+                id,
+                text: (text_start, self.emit_text.len() as u32),
+                joined,
+                stop,
+                term_stop: is_stopword(t),
+                optional_verb: OPTIONAL_NAME_VERBS.contains(&t),
+            });
+        });
+        self.scratch = scratch;
+        self.spans.push((start, self.emits.len() as u32, compound));
+    }
+
+    /// Index `text` in one field of `tool`; a name also records its term
+    /// sequence.
+    fn field(&mut self, tool: u32, text: &str, mode: Compounds, field: u8) {
+        for_each_word(text, |word| {
+            let w = self.words.intern(word) as usize;
+            if w == self.spans.len() {
+                self.learn(word);
             }
-            for (ti, r) in represented.iter_mut().enumerate() {
-                if mask & (1 << ti.min(31)) != 0 {
-                    *r = true;
+            let (start, end, compound) = self.spans[w];
+            for e in start as usize..end as usize {
+                let emit = self.emits[e];
+                let skip = match mode {
+                    Compounds::Parts => emit.joined,
+                    Compounds::Both => false,
+                    Compounds::Joined => compound && !emit.joined,
+                };
+                let in_name = field == F_NAME && !emit.joined;
+                if skip || (emit.stop && !in_name) {
+                    continue;
+                }
+                let id = if emit.id == NOT_INTERNED {
+                    let (a, b) = emit.text;
+                    let text = std::mem::take(&mut self.emit_text);
+                    let id = self.intern(&text[a as usize..b as usize]);
+                    self.emit_text = text;
+                    self.emits[e].id = id;
+                    id
+                } else {
+                    emit.id
+                };
+                if in_name {
+                    self.name_terms.push(id);
+                    if emit.stop || emit.optional_verb {
+                        self.term_flags[id as usize] |= T_NAME_STOP;
+                    }
+                    if emit.stop && !emit.term_stop {
+                        self.name_extra.push((id, tool));
+                    }
+                }
+                if !emit.stop {
+                    self.posting(id, tool, field);
                 }
             }
-            let complete = mask.count_ones() as usize >= terms.len().min(32);
-            let exact = index.names[doc as usize] == query_lower
-                || format!("{}.{}", index.catalog.connector, index.names[doc as usize])
-                    == query_lower;
-            let tier = if exact {
-                0
-            } else if complete {
-                1
-            } else {
-                2
-            };
-            scored.push(Scored {
-                tier,
-                score,
-                index: ix,
-                tool: doc,
-            });
-        }
+        });
     }
-    scored.sort_by(|a, b| {
-        a.tier
-            .cmp(&b.tier)
-            .then(b.score.total_cmp(&a.score))
-            .then(a.index.cmp(&b.index))
-            .then(a.tool.cmp(&b.tool))
-    });
-    let mode = match scored.first() {
-        None => MatchMode::None,
-        Some(s) if s.tier <= 1 => MatchMode::All,
-        Some(_) => MatchMode::Partial,
-    };
-    let analysis = if mode == MatchMode::Partial {
-        QueryAnalysis {
-            represented: terms
-                .iter()
-                .zip(&represented)
-                .filter(|(_, r)| **r)
-                .map(|(t, _)| t.clone())
-                .collect(),
-            unmatched: terms
-                .iter()
-                .zip(&represented)
-                .filter(|(_, r)| !**r)
-                .map(|(t, _)| t.clone())
-                .collect(),
-        }
-    } else {
-        QueryAnalysis::default()
-    };
-    let total = scored.len();
-    let hits = scored
-        .into_iter()
-        .skip(q.offset)
-        .take(q.limit)
-        .map(|s| Hit {
-            connector: indexes[s.index].catalog.connector.clone(),
-            tool: indexes[s.index].catalog.tools()[s.tool as usize].clone(),
-            score: s.score,
-        })
-        .collect();
-    SearchHits {
-        hits,
-        total,
-        mode,
-        analysis,
-    }
-}
 
-fn browse(indexes: &[Arc<CatalogIndex>], q: &SearchQuery<'_>) -> SearchHits {
-    let all = indexes.iter().flat_map(|i| {
-        i.catalog
-            .tools()
-            .iter()
-            .filter(|t| q.safety.admits(&t.annotations))
-            .map(move |t| (i, t))
-    });
-    let total = all.clone().count();
-    let hits = all
-        .skip(q.offset)
-        .take(q.limit)
-        .map(|(i, t)| Hit {
-            connector: i.catalog.connector.clone(),
-            tool: t.clone(),
-            score: 0.0,
-        })
-        .collect();
-    SearchHits {
-        hits,
-        total,
-        mode: MatchMode::Browse,
-        analysis: QueryAnalysis::default(),
+    fn build(mut self, n: usize, catalog: Arc<Catalog>, description: Option<&str>) -> CatalogIndex {
+        let mut tool_info = Vec::with_capacity(n);
+        for (i, tool) in catalog.tools().iter().take(n).enumerate() {
+            let i = i as u32;
+            self.field(i, &tool.name, Compounds::Both, F_NAME);
+            self.name_offsets.push(self.name_terms.len() as u32);
+            let titles = tool.title.iter().chain(tool.annotations.title.iter());
+            for title in titles {
+                self.field(i, title, Compounds::Both, F_TITLE);
+            }
+            self.field(i, tool.description(), Compounds::Joined, F_DESC);
+            tool_info.push(if tool.read_only() { READ_ONLY } else { 0 });
+        }
+        let mut connector_terms = Vec::new();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        terms(
+            &mut scratch,
+            &catalog.connector,
+            Compounds::Parts,
+            |t, _, _, _| connector_terms.push(self.intern(t)),
+        );
+        for &t in &connector_terms {
+            self.term_flags[t as usize] |= T_CONNECTOR;
+        }
+        terms(
+            &mut scratch,
+            description.unwrap_or(""),
+            Compounds::Joined,
+            |t, _, _, stop| {
+                if !stop {
+                    let id = self.intern(t) as usize;
+                    if self.term_flags[id] & T_CONNECTOR == 0 {
+                        self.term_flags[id] |= T_TOPIC;
+                    }
+                }
+            },
+        );
+
+        // Necessary name terms per tool, and the exact-name table.
+        let mut name_keys = Vec::with_capacity(n);
+        let read_only_tools = tool_info.iter().filter(|&&b| b & READ_ONLY != 0).count();
+        for (i, info) in tool_info.iter_mut().enumerate() {
+            let name =
+                &self.name_terms[self.name_offsets[i] as usize..self.name_offsets[i + 1] as usize];
+            if !name.is_empty() {
+                name_keys.push(u64::from(seq_hash(name)) << 32 | i as u64);
+            }
+            let mut need = 0u8;
+            for (k, &term) in name.iter().enumerate() {
+                let necessary = self.term_flags[term as usize] & (T_CONNECTOR | T_NAME_STOP) == 0;
+                if necessary && !name[..k].contains(&term) {
+                    need = need.saturating_add(1);
+                }
+            }
+            *info |= need.min(NEED_MAX);
+        }
+        name_keys.sort_unstable();
+        self.name_extra.sort_unstable();
+        self.name_extra.dedup();
+
+        // Counting sort into the flat posting array. Tools were visited in
+        // order, so each term's postings stay in tool order.
+        let terms = self.vocab.len();
+        let mut offsets = vec![0u32; terms + 1];
+        for &(t, _, _) in &self.triples {
+            offsets[t as usize + 1] += 1;
+        }
+        for t in 0..terms {
+            offsets[t + 1] += offsets[t];
+        }
+        let mut fill = std::mem::take(&mut self.last_slot);
+        fill.clear();
+        fill.extend_from_slice(&offsets[..terms]);
+        let mut postings = vec![0u32; self.triples.len()];
+        for &(t, tool, fields) in &self.triples {
+            let slot = &mut fill[t as usize];
+            postings[*slot as usize] = tool << FIELD_BITS | u32::from(fields);
+            *slot += 1;
+        }
+        self.name_terms.shrink_to_fit();
+        self.name_extra.shrink_to_fit();
+        self.term_flags.shrink_to_fit();
+        let shapes = (0..n).map(|_| OnceLock::new()).collect();
+        CatalogIndex {
+            catalog,
+            vocab: self.vocab.finish(),
+            term_flags: self.term_flags,
+            offsets,
+            postings,
+            name_offsets: self.name_offsets,
+            name_terms: self.name_terms,
+            name_keys,
+            name_extra: self.name_extra,
+            tool_info,
+            read_only_tools,
+            connector_terms,
+            shapes,
+        }
     }
 }
 
@@ -288,81 +589,105 @@ mod tests {
     use crate::policy::Annotations;
     use serde_json::json;
 
-    fn tool(name: &str, desc: &str, ro: bool) -> ToolDef {
+    fn tool(name: &str, desc: &str) -> ToolDef {
         ToolDef {
             name: name.into(),
             title: None,
             description: Some(desc.into()),
-            input_schema: Arc::new(json!({"type":"object"})),
+            input_schema: Arc::new(json!({"type": "object"})),
             output_schema: None,
-            annotations: Annotations {
-                read_only_hint: Some(ro),
-                ..Annotations::default()
-            },
+            annotations: Annotations::default(),
         }
     }
 
-    fn idx() -> Vec<Arc<CatalogIndex>> {
-        let a = Catalog::new(
+    fn postings(idx: &CatalogIndex, term: u32) -> Vec<(u32, u8)> {
+        idx.raw_postings(term)
+            .iter()
+            .map(|&p| (p >> FIELD_BITS, (p & FIELD_MASK) as u8))
+            .collect()
+    }
+
+    #[test]
+    fn postings_carry_fields_and_stay_in_tool_order() {
+        let cat = Catalog::new(
             "gh",
             vec![
-                tool("list_issues", "List issues in a repository", true),
-                tool("create_issue", "Create a new issue", false),
-                tool("get_pull_request", "Get one pull request", true),
+                tool("list_issues", "List issues in a repository"),
+                tool("get_repo", "Get one repository"),
+                tool("issue_stats", "Statistics"),
             ],
         );
-        let b = Catalog::new(
-            "notes",
-            vec![tool("search_notes", "Search notes by text", true)],
+        let idx = CatalogIndex::with_description(Arc::new(cat), Some("GitHub code hosting"));
+        let issue = idx.term_id("issu").expect("indexed");
+        assert_eq!(
+            postings(&idx, issue),
+            vec![(0, F_NAME | F_DESC), (2, F_NAME)]
         );
-        vec![
-            Arc::new(CatalogIndex::build(Arc::new(a))),
-            Arc::new(CatalogIndex::build(Arc::new(b))),
-        ]
-    }
-
-    fn q(query: &str) -> SearchQuery<'_> {
-        SearchQuery {
-            query,
-            safety: Safety::All,
-            limit: 8,
-            offset: 0,
-        }
-    }
-
-    #[test]
-    fn ranks_name_matches_first() {
-        let r = search(&idx(), &q("list issues"));
-        assert_eq!(r.hits[0].tool.name, "list_issues");
-        assert_eq!(r.mode, MatchMode::All);
+        assert_eq!(idx.fields_of(issue, 0), F_NAME | F_DESC);
+        assert_eq!(idx.fields_of(issue, 1), 0);
+        assert_eq!(idx.fields_of(issue, 2), F_NAME);
+        let repo = idx.term_id("repository").expect("abbreviation folded");
+        assert_eq!(idx.doc_freq(repo), 2);
+        let github = idx
+            .term_id("github")
+            .expect("connector description indexed");
+        assert!(idx.is_topic_term(github));
+        assert_eq!(idx.doc_freq(github), 0, "topic words do not raise df");
+        assert_eq!(idx.doc_freq(idx.term_id("gh").expect("id")), 3);
+        assert!(idx.term_id("in").is_none(), "stopwords are not indexed");
+        assert_eq!(idx.name_terms(0).len(), 2);
+        assert!(idx.heap_bytes() > 0);
     }
 
     #[test]
-    fn exact_name_is_first_tier() {
-        let r = search(&idx(), &q("create_issue"));
-        assert_eq!(r.hits[0].tool.name, "create_issue");
+    fn names_are_found_exactly_and_need_counts_necessary_terms() {
+        let cat = Catalog::new(
+            "slack",
+            vec![
+                tool("list_issues", ""),
+                tool("reply_to_thread", ""),
+                tool("slack_post_message", ""),
+                tool("get_mine", ""),
+                tool("list-issues", ""),
+            ],
+        );
+        let idx = CatalogIndex::build(Arc::new(cat));
+        let ids = |words: &[&str]| -> Vec<u32> {
+            words
+                .iter()
+                .map(|w| idx.term_id(w).expect("known"))
+                .collect()
+        };
+        let named: Vec<u32> = idx.tools_named(&ids(&["list", "issu"])).collect();
+        assert_eq!(named, vec![0, 4]);
+        assert_eq!(idx.tools_named(&ids(&["issu", "list"])).count(), 0);
+        // `list` is an optional verb, `to` a function word, `slack` the id.
+        assert_eq!(idx.name_need(0), 1);
+        assert_eq!(idx.name_need(1), 2);
+        assert_eq!(idx.name_need(2), 2);
+        // `mine` is a function word, but its stem `min` is not: a query
+        // saying `min` still reaches the name through `name_extra`.
+        let min = idx.term_id("min").expect("interned");
+        assert!(idx.raw_postings(min).is_empty());
+        assert_eq!(idx.name_extra(min).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(idx.tool_id("get_mine"), Some(3));
+        assert_eq!(idx.tool_id("nope"), None);
     }
 
     #[test]
-    fn safety_filter_uses_the_predicate() {
-        let mut query = q("issue");
-        query.safety = Safety::ReadOnly;
-        let r = search(&idx(), &query);
-        assert!(r.hits.iter().all(|h| h.tool.read_only()));
-    }
-
-    #[test]
-    fn stopword_only_query_is_no_match_and_empty_browses() {
-        assert_eq!(search(&idx(), &q("please the")).mode, MatchMode::None);
-        let b = search(&idx(), &q(""));
-        assert_eq!(b.mode, MatchMode::Browse);
-        assert_eq!(b.total, 4);
-    }
-
-    #[test]
-    fn partial_reports_unmatched_terms() {
-        let r = search(&idx(), &q("issues zebra"));
-        assert_eq!(r.mode, MatchMode::Partial);
-        assert_eq!(r.analysis.unmatched, vec!["zebra".to_string()]);
+    fn shapes_are_rendered_once_and_kept() {
+        let mut t = tool("a", "");
+        t.output_schema = Some(Arc::new(json!({"type": "string"})));
+        let idx = CatalogIndex::build(Arc::new(Catalog::new("c", vec![t, tool("b", "")])));
+        let before = idx.heap_bytes();
+        let first: *const CompactSchema = idx.compact_input(0);
+        assert!(std::ptr::eq(first, idx.compact_input(0)));
+        assert_eq!(idx.compact_input(0).text, "{}");
+        assert_eq!(
+            idx.compact_output(0).map(|c| c.text.as_str()),
+            Some("string")
+        );
+        assert!(idx.compact_output(1).is_none());
+        assert!(idx.heap_bytes() > before);
     }
 }

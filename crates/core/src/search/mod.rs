@@ -1,12 +1,36 @@
 //! Lexical search over every connector's catalog.
 //!
-//! An index is built once per set of catalog fingerprints and reused across
-//! requests; a query is tokenized the same way tool text is, scored with
-//! BM25 over name and description fields, and filtered with the same safety
-//! predicate the call path uses.
+//! An index ([`CatalogIndex`]) is built once per catalog fingerprint and
+//! reused across requests; a query is tokenized the same way tool text is
+//! ([`tokenize`]), ranked across the indexes it is given ([`rank`]), and the
+//! ranked list becomes an agent-facing page ([`page`]) or exact descriptions
+//! ([`describe`]). Everything here is pure: the gateway loads catalogs and
+//! caches indexes; this module only computes.
 
+// `ToolError` is the agent-facing error itself (code, message, nextAction,
+// details), returned once per request, never in a hot loop: boxing it would
+// only add an allocation and an unwrap at every call site in the gateway.
+#![allow(clippy::result_large_err)]
+
+mod describe;
+mod entry;
 mod index;
+mod page;
+mod rank;
+mod source;
+mod suggest;
 mod tokenize;
+mod vocab;
 
-pub use index::{CatalogIndex, Hit, MatchMode, QueryAnalysis, SearchHits, SearchQuery, search};
-pub use tokenize::tokenize;
+pub use describe::{
+    DescribeFormat, DescribeRequest, MAX_DESCRIBE_ADDRESSES, describe, parse_describe_args,
+};
+pub use entry::SHORT_DESCRIPTION_BYTES;
+pub use index::CatalogIndex;
+pub use page::{
+    DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE_BYTES, SchemaFormat, SearchRequest, Surface,
+    parse_search_args, search_page,
+};
+pub use rank::{Hit, MatchMode, QueryAnalysis, Ranked, SearchQuery, rank};
+pub use source::Source;
+pub use tokenize::{TermKind, for_each_term, stem, term_kind, tokenize};

@@ -1,93 +1,800 @@
-//! Tokenizer shared by indexing and querying: splits camelCase, acronyms,
-//! snake_case and kebab-case, lowercases, and folds narrow inflections.
+//! The tokenizer shared by indexing and querying.
+//!
+//! Text is split into words at every non-alphanumeric character, each word is
+//! split at case boundaries (`camelCase`, `HTTPServer`, `getV2Users`), then
+//! lowercased and folded with a deliberately narrow stemmer: plurals, `-ies`
+//! to `-y`, `-ed`, and a final `e`. Letters and digits stay together
+//! (`s3`, `v2`, `k8s`), because splitting them produces one-letter terms that
+//! match everything. Matching is always whole-term: `issue` and `issues` meet,
+//! `is` and `issue` never do.
+//!
+//! A handful of software abbreviations are expanded on both sides (`repo`,
+//! `PRs`, `db`, `k8s`…). This is normalization of spelling, not a synonym
+//! list: it never relates two different words, only two spellings of one.
+//!
+//! Stopwords are conversational function words. They are never scored, but
+//! they stay in the raw token sequence so that an exact tool name such as
+//! `list_all_organizations` is still recognized.
 
-/// Split text into normalized terms.
-pub fn tokenize(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
-        if word.is_empty() {
-            continue;
+use std::borrow::Cow;
+
+/// What a query token is used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TermKind {
+    /// A content word: scored, counted for coverage.
+    Scored,
+    /// A number: scored when some tool carries it, never counted as missing
+    /// (numbers in queries are usually argument values such as an issue id).
+    Soft,
+    /// A conversational function word: ignored for scoring only.
+    Stop,
+}
+
+/// Call `f` with every normalized term of `text`, in order, with the
+/// lowercased surface word it came from.
+pub fn for_each_term(text: &str, mut f: impl FnMut(&str, &str)) {
+    terms(
+        &mut Scratch::default(),
+        text,
+        Compounds::Parts,
+        |t, s, _, _| f(t, s),
+    )
+}
+
+/// Like [`for_each_term`], and a word split at case boundaries into two or
+/// three parts also yields its joined form, so that a query typed `github`
+/// finds a name written `GitHub` (and `GitHub` finds it through the parts).
+#[cfg(test)]
+pub(crate) fn for_each_index_term(text: &str, mut f: impl FnMut(&str, &str)) {
+    terms(
+        &mut Scratch::default(),
+        text,
+        Compounds::Both,
+        |t, s, _, _| f(t, s),
+    )
+}
+
+/// For prose (descriptions): a short compound is a brand or product word
+/// (`GitHub`, `PostgreSQL`), so only its joined form is indexed — its parts
+/// would make `git` match every GitHub tool.
+#[cfg(test)]
+pub(crate) fn for_each_prose_term(text: &str, mut f: impl FnMut(&str, &str)) {
+    terms(
+        &mut Scratch::default(),
+        text,
+        Compounds::Joined,
+        |t, s, _, _| f(t, s),
+    )
+}
+
+/// Which forms of a short case-split compound (`GitHub`) are emitted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Compounds {
+    /// Only the parts (`git`, `hub`): names as term sequences, queries.
+    Parts,
+    /// The joined form, then the parts: names and titles in the index.
+    Both,
+    /// Only the joined form: prose.
+    Joined,
+}
+
+/// Buffers reused across words and texts, so that tokenizing a whole
+/// catalog allocates a handful of times instead of a few times per word.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    cuts: Vec<usize>,
+    lower: String,
+    stemmed: String,
+}
+
+/// The tokenizer. `f(term, surface, joined, stop)`: `joined` marks the
+/// joined form of a compound (it is never part of a name's term sequence);
+/// `stop` says the term or its surface is a function word (computed here
+/// once per word part, so callers need not look the word up again).
+///
+/// ASCII text (nearly all tool text) takes a byte-level path that allocates
+/// nothing per word; any other text goes through the same rules on `char`s.
+/// Both paths produce identical terms for ASCII input.
+pub(crate) fn terms(
+    s: &mut Scratch,
+    text: &str,
+    mode: Compounds,
+    mut f: impl FnMut(&str, &str, bool, bool),
+) {
+    for_each_word(text, |w| {
+        word(s, w, mode, &mut f);
+    });
+}
+
+/// The words of `text`: maximal runs of alphanumeric characters.
+///
+/// One pass over the bytes: ASCII letters and digits, and every byte of a
+/// non-ASCII character, extend a run; a run holding non-ASCII characters
+/// is split again by `char::is_alphanumeric` (ASCII punctuation ends a run
+/// either way, so the result is the same as splitting the text by chars).
+pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let mut i = 0;
+    loop {
+        while i < n && !WORD_BYTE[usize::from(bytes[i])] {
+            i += 1;
         }
-        for part in split_case(word) {
-            let lower = part.to_lowercase();
-            out.push(stem(&lower));
+        if i == n {
+            return;
+        }
+        let start = i;
+        let mut high = 0u8;
+        while i < n && WORD_BYTE[usize::from(bytes[i])] {
+            high |= bytes[i];
+            i += 1;
+        }
+        run(&text[start..i], high < 0x80, &mut f);
+    }
+}
+
+fn run(run: &str, ascii: bool, f: &mut impl FnMut(&str)) {
+    if ascii {
+        f(run);
+    } else {
+        for w in run.split(|c: char| !c.is_alphanumeric()) {
+            if !w.is_empty() {
+                f(w);
+            }
         }
     }
+}
+
+/// Bytes that may belong to a word: ASCII alphanumerics and any byte of a
+/// multi-byte UTF-8 character.
+const WORD_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).is_ascii_alphanumeric() || b >= 0x80;
+        b += 1;
+    }
+    t
+};
+
+/// Tokenize one word (a run of alphanumeric characters) in `Both` mode:
+/// the joined form first when it is a short compound, then its parts.
+/// Returns whether it is such a compound; the other modes are filters over
+/// this sequence (`Parts`: no joined form; `Joined`: a compound's joined
+/// form only), so callers may cache a word's terms once for every mode.
+pub(crate) fn word_terms(
+    s: &mut Scratch,
+    w: &str,
+    mut f: impl FnMut(&str, &str, bool, bool),
+) -> bool {
+    word(s, w, Compounds::Both, &mut f)
+}
+
+fn word(
+    s: &mut Scratch,
+    word: &str,
+    mode: Compounds,
+    f: &mut impl FnMut(&str, &str, bool, bool),
+) -> bool {
+    split_case(word, &mut s.cuts);
+    let parts = s.cuts.len() + 1;
+    let compound = (2..=3).contains(&parts);
+    if mode != Compounds::Parts && compound {
+        lowercase_into(&mut s.lower, acronym_singular(word));
+        emit_stemmed(s, f, true, false);
+        if mode == Compounds::Joined {
+            return true;
+        }
+    }
+    for p in 0..parts {
+        let start = if p == 0 { 0 } else { s.cuts[p - 1] };
+        let end = s.cuts.get(p).copied().unwrap_or(word.len());
+        lowercase_into(&mut s.lower, acronym_singular(&word[start..end]));
+        emit_stemmed(s, f, false, true);
+    }
+    compound
+}
+
+/// Stem `s.lower` and emit it (expanded, for parts).
+fn emit_stemmed(
+    s: &mut Scratch,
+    f: &mut impl FnMut(&str, &str, bool, bool),
+    joined: bool,
+    expand_abbreviations: bool,
+) {
+    let surface_stop = is_stopword(&s.lower);
+    let (len, y) = stem_parts(&s.lower);
+    let term: &str = if y {
+        s.stemmed.clear();
+        s.stemmed.push_str(&s.lower[..len]);
+        s.stemmed.push('y');
+        &s.stemmed
+    } else {
+        &s.lower[..len]
+    };
+    let stop = |t: &str| surface_stop || (t.len() != s.lower.len() && is_stopword(t));
+    match expand(term).filter(|_| expand_abbreviations) {
+        Some(parts) => {
+            for p in parts {
+                f(p, &s.lower, joined, surface_stop || is_stopword(p));
+            }
+        }
+        None => f(term, &s.lower, joined, stop(term)),
+    }
+}
+
+fn lowercase_into(out: &mut String, text: &str) {
+    out.clear();
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+    } else {
+        out.extend(text.chars().flat_map(char::to_lowercase));
+    }
+}
+
+/// Split text into normalized terms (convenience over [`for_each_term`]).
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_term(text, |t, _| out.push(t.to_owned()));
     out
 }
 
-/// `getHTTPResponse2` → `get`, `HTTP`, `Response`, `2`.
-fn split_case(word: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = word.char_indices().collect();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for i in 1..chars.len() {
-        let (idx, c) = chars[i];
-        let (_, prev) = chars[i - 1];
-        let next = chars.get(i + 1).map(|&(_, n)| n);
-        let boundary = (prev.is_lowercase() && c.is_uppercase())
-            || (prev.is_alphabetic() && c.is_ascii_digit())
-            || (prev.is_ascii_digit() && c.is_alphabetic())
-            || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase));
-        if boundary {
-            parts.push(&word[start..idx]);
-            start = idx;
-        }
-    }
-    parts.push(&word[start..]);
-    parts
+/// One word of a query: its terms, and for a short case-split compound
+/// (`GitHub`) its joined form, which the ranker prefers when some catalog
+/// knows it.
+#[derive(Debug, Clone)]
+pub(crate) struct QueryWord {
+    pub parts: Vec<(String, String)>,
+    pub joined: Option<(String, String)>,
 }
 
-/// Narrow inflection folding: plural -s/-es, -ies → -y, -ed. Never a
-/// substring match: `issue` and `issues` meet, `is` and `issue` do not.
-pub(crate) fn stem(word: &str) -> String {
-    let n = word.chars().count();
-    if n > 4
-        && let Some(base) = word.strip_suffix("ies") {
-            return format!("{base}y");
-        }
-    if n > 4 {
-        for suffix in ["sses", "shes", "ches", "xes"] {
-            if word.ends_with(suffix) {
-                return word[..word.len() - 2].to_owned();
+pub(crate) fn query_words(text: &str) -> Vec<QueryWord> {
+    let mut out = Vec::new();
+    let mut s = Scratch::default();
+    for_each_word(text, |w| {
+        let mut q = QueryWord {
+            parts: Vec::new(),
+            joined: None,
+        };
+        word(&mut s, w, Compounds::Both, &mut |t, surface, joined, _| {
+            let pair = (t.to_owned(), surface.to_owned());
+            if joined {
+                q.joined = Some(pair);
+            } else {
+                q.parts.push(pair);
             }
-        }
-    }
-    if n > 3
-        && word.ends_with('s')
-        && !word.ends_with("ss")
-        && !word.ends_with("us")
-        && !word.ends_with("is")
-    {
-        return word[..word.len() - 1].to_owned();
-    }
-    if n > 4
-        && let Some(base) = word.strip_suffix("ed") {
-            if base.ends_with('e') || base.ends_with("at") {
-                return base.to_owned();
-            }
-            return base.to_owned();
-        }
-    word.to_owned()
+        });
+        out.push(q);
+    });
+    out
 }
+
+/// The kind of a normalized query term, judged on its surface word so that
+/// stemming cannot turn a stopword into a content word or back.
+pub fn term_kind(term: &str, surface: &str) -> TermKind {
+    if is_stopword(surface) || is_stopword(term) {
+        TermKind::Stop
+    } else if term.bytes().all(|b| b.is_ascii_digit()) {
+        TermKind::Soft
+    } else {
+        TermKind::Scored
+    }
+}
+
+/// Membership in [`STOPWORDS`]: a word of at most 16 bytes packed into a
+/// `u128` and looked up in a table built at compile time (one or two
+/// probes, no string comparisons).
+pub(crate) fn is_stopword(word: &str) -> bool {
+    let b = word.as_bytes();
+    if b.is_empty() || b.len() > MAX_STOPWORD_LEN {
+        return false;
+    }
+    let mut key = 0u128;
+    for (i, &c) in b.iter().enumerate() {
+        key |= u128::from(c) << (8 * i);
+    }
+    let mut slot = stop_slot(key);
+    loop {
+        match STOP_TABLE[slot] {
+            0 => return false,
+            k if k == key => return true,
+            _ => slot = (slot + 1) % STOP_TABLE.len(),
+        }
+    }
+}
+
+/// The longest stopword (at most 16 bytes, the packed key's size).
+const MAX_STOPWORD_LEN: usize = {
+    let mut max = 0;
+    let mut i = 0;
+    while i < STOPWORDS.len() {
+        if STOPWORDS[i].len() > max {
+            max = STOPWORDS[i].len();
+        }
+        i += 1;
+    }
+    assert!(max <= 16);
+    max
+};
+
+const fn pack(word: &str) -> u128 {
+    let b = word.as_bytes();
+    let mut key = 0u128;
+    let mut i = 0;
+    while i < b.len() {
+        key |= (b[i] as u128) << (8 * i);
+        i += 1;
+    }
+    key
+}
+
+const fn stop_slot(key: u128) -> usize {
+    let folded = (key as u64) ^ ((key >> 64) as u64);
+    (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - STOP_BITS)) as usize
+}
+
+const STOP_BITS: u32 = 10;
+
+/// [`STOPWORDS`] packed, by [`stop_slot`], linear probing; `0` is free.
+const STOP_TABLE: [u128; 1 << STOP_BITS] = {
+    let mut table = [0u128; 1 << STOP_BITS];
+    let mut i = 0;
+    while i < STOPWORDS.len() {
+        let key = pack(STOPWORDS[i]);
+        let mut slot = stop_slot(key);
+        while table[slot] != 0 {
+            slot = (slot + 1) % table.len();
+        }
+        table[slot] = key;
+        i += 1;
+    }
+    table
+};
+
+/// The case-split cut points of `word` (byte offsets where a new part
+/// starts): `getHTTPResponse` → `get`, `HTTP`, `Response`; `listPRs` →
+/// `list`, `PRs`; `getV2Users` → `get`, `V2`, `Users`.
+fn split_case(word: &str, cuts: &mut Vec<usize>) {
+    cuts.clear();
+    if word.is_ascii() {
+        let b = word.as_bytes();
+        if !b.iter().skip(1).any(u8::is_ascii_uppercase) {
+            return;
+        }
+        for i in 1..b.len() {
+            let (prev, c) = (b[i - 1], b[i]);
+            if !c.is_ascii_uppercase() {
+                continue;
+            }
+            let lower_to_upper = prev.is_ascii_lowercase() || prev.is_ascii_digit();
+            // `HTTPServer`: cut before the last capital of a run that starts
+            // a lowercase word, except a plural `s` closing an acronym (`PRs`).
+            let acronym_end = prev.is_ascii_uppercase()
+                && b.get(i + 1).is_some_and(u8::is_ascii_lowercase)
+                && !(b[i + 1] == b's' && b.get(i + 2).is_none_or(|n| !n.is_ascii_lowercase()));
+            if lower_to_upper || acronym_end {
+                cuts.push(i);
+            }
+        }
+        return;
+    }
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    for i in 1..chars.len() {
+        let (idx, c) = chars[i];
+        let prev = chars[i - 1].1;
+        let next = chars.get(i + 1).map(|&(_, n)| n);
+        let lower_to_upper = (prev.is_lowercase() || prev.is_ascii_digit()) && c.is_uppercase();
+        let acronym_end = prev.is_uppercase()
+            && c.is_uppercase()
+            && next.is_some_and(char::is_lowercase)
+            && !(next == Some('s') && chars.get(i + 2).is_none_or(|&(_, n)| !n.is_lowercase()));
+        if lower_to_upper || acronym_end {
+            cuts.push(idx);
+        }
+    }
+}
+
+/// `PRs` → `PR`, `IDs` → `ID`: an acronym's plural is marked by a lowercase
+/// `s` that ordinary stemming would not see on a three-letter word.
+fn acronym_singular(part: &str) -> &str {
+    match part.strip_suffix('s') {
+        Some(base) if base.len() >= 2 && base.bytes().all(|b| b.is_ascii_uppercase()) => base,
+        _ => part,
+    }
+}
+
+/// Narrow inflection folding: plurals, `-ies`, `-ed`, `-ing` and a final
+/// `e`. Both sides of a match go through it, so the result only has to be
+/// consistent, not a dictionary form: `create`, `creates`, `created` and
+/// `creating` all become `creat`.
+pub fn stem(word: &str) -> Cow<'_, str> {
+    match stem_parts(word) {
+        (len, true) => Cow::Owned(format!("{}y", &word[..len])),
+        (len, false) if len == word.len() => Cow::Borrowed(word),
+        (len, false) => Cow::Owned(word[..len].to_owned()),
+    }
+}
+
+/// The stem of `word` as a prefix length, plus whether a `y` follows it
+/// (`-ies` → `-y`, the one rule that does not just cut).
+fn stem_parts(word: &str) -> (usize, bool) {
+    let n = word.len();
+    if !word.is_ascii() || n <= 3 || word.bytes().any(|b| b.is_ascii_digit()) {
+        return (n, false);
+    }
+    let mut w: &str = word;
+    if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
+        return (base.len(), true);
+    }
+    if let Some(base) = w.strip_suffix("es").filter(|b| {
+        b.ends_with("ss")
+            || b.ends_with("sh")
+            || b.ends_with("ch")
+            || b.ends_with('x')
+            || b.ends_with('z')
+    }) {
+        w = base;
+    } else if w.ends_with('s') && !(w.ends_with("ss") || w.ends_with("us") || w.ends_with("is")) {
+        w = &w[..w.len() - 1];
+    } else if let Some(base) = w
+        .strip_suffix("ed")
+        .filter(|b| b.len() >= 3 && !b.ends_with('e'))
+    {
+        // `committed` → `commit`, `mapped` → `map`; `called` keeps its `ll`.
+        return (undouble(base), false);
+    }
+    if let Some(base) = w
+        .strip_suffix("ing")
+        .filter(|b| b.len() >= 3 && b.bytes().any(|c| b"aeiouy".contains(&c)))
+    {
+        // `adding` → `add`, `logging` → `log`; `string` and `thing` stay.
+        return (undouble(base), false);
+    }
+    if w.len() >= 4
+        && let Some(base) = w.strip_suffix('e')
+    {
+        w = base;
+    }
+    (w.len(), false)
+}
+
+/// The length of `base` without a doubled final consonant (`committ`).
+fn undouble(base: &str) -> usize {
+    let b = base.as_bytes();
+    let doubled = b.len() >= 4
+        && b[b.len() - 1] == b[b.len() - 2]
+        && !matches!(b[b.len() - 1], b'l' | b's' | b'z' | b'f');
+    if doubled { b.len() - 1 } else { b.len() }
+}
+
+/// Abbreviations folded to their spelled-out terms (after stemming).
+fn expand(term: &str) -> Option<&'static [&'static str]> {
+    Some(match term {
+        "repo" => &["repository"],
+        "pr" => &["pull", "request"],
+        "db" => &["databas"],
+        "dir" => &["directory"],
+        "msg" => &["messag"],
+        "dm" => &["direct", "messag"],
+        "k8s" => &["kubernet"],
+        "env" => &["environment"],
+        "info" => &["information"],
+        "configuration" => &["config"],
+        "stat" => &["statistic"],
+        _ => return None,
+    })
+}
+
+/// Conversational function words, sorted for binary search. Action words
+/// (`get`, `list`, `search`, `find`, `create`…) are deliberately absent.
+pub const STOPWORDS: &[&str] = &[
+    "a",
+    "able",
+    "about",
+    "actually",
+    "again",
+    "all",
+    "already",
+    "also",
+    "am",
+    "an",
+    "and",
+    "another",
+    "any",
+    "anything",
+    "are",
+    "aren",
+    "as",
+    "at",
+    "be",
+    "been",
+    "being",
+    "but",
+    "by",
+    "can",
+    "could",
+    "couldn",
+    "current",
+    "currently",
+    "d",
+    "did",
+    "didn",
+    "do",
+    "does",
+    "doesn",
+    "doing",
+    "don",
+    "done",
+    "each",
+    "either",
+    "else",
+    "every",
+    "everyone",
+    "everything",
+    "for",
+    "from",
+    "give",
+    "go",
+    "going",
+    "gonna",
+    "got",
+    "had",
+    "hadn",
+    "has",
+    "hasn",
+    "have",
+    "haven",
+    "having",
+    "he",
+    "hello",
+    "help",
+    "her",
+    "here",
+    "hey",
+    "hi",
+    "him",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "isn",
+    "it",
+    "its",
+    "just",
+    "kindly",
+    "know",
+    "let",
+    "lets",
+    "like",
+    "ll",
+    "look",
+    "m",
+    "many",
+    "maybe",
+    "me",
+    "might",
+    "mine",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "need",
+    "needs",
+    "now",
+    "of",
+    "ok",
+    "okay",
+    "on",
+    "one",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "own",
+    "please",
+    "possible",
+    "re",
+    "really",
+    "right",
+    "s",
+    "same",
+    "see",
+    "shall",
+    "she",
+    "should",
+    "shouldn",
+    "show",
+    "so",
+    "some",
+    "someone",
+    "something",
+    "still",
+    "such",
+    "sure",
+    "t",
+    "tell",
+    "than",
+    "thank",
+    "thanks",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "this",
+    "those",
+    "to",
+    "tool",
+    "tools",
+    "try",
+    "up",
+    "us",
+    "use",
+    "using",
+    "ve",
+    "very",
+    "via",
+    "wanna",
+    "want",
+    "wants",
+    "was",
+    "wasn",
+    "way",
+    "we",
+    "were",
+    "what",
+    "whats",
+    "when",
+    "where",
+    "whether",
+    "which",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "won",
+    "would",
+    "wouldn",
+    "yet",
+    "you",
+    "your",
+    "yours",
+];
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn splits_cases() {
-        assert_eq!(tokenize("getHTTPResponse"), vec!["get", "http", "response"]);
-        assert_eq!(tokenize("list_open-issues"), vec!["list", "open", "issue"]);
-        assert_eq!(tokenize("query2d"), vec!["query", "2", "d"]);
+    fn kinds(q: &str) -> Vec<(String, TermKind)> {
+        let mut out = Vec::new();
+        for_each_term(q, |t, s| out.push((t.to_owned(), term_kind(t, s))));
+        out
     }
 
     #[test]
-    fn folds_inflections_narrowly() {
-        assert_eq!(stem("issues"), "issue");
-        assert_eq!(stem("entries"), "entry");
-        assert_eq!(stem("is"), "is");
+    fn stopword_list_is_sorted_for_binary_search() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn splits_camel_snake_kebab_and_acronyms() {
+        assert_eq!(tokenize("getHTTPResponse"), vec!["get", "http", "respons"]);
+        assert_eq!(tokenize("list_open-issues"), vec!["list", "open", "issu"]);
+        assert_eq!(
+            tokenize("List-All-Organizations"),
+            ["list", "all", "organization"]
+        );
+        assert_eq!(
+            tokenize("searchJiraIssuesUsingJql"),
+            ["search", "jira", "issu", "using", "jql"]
+        );
+        assert_eq!(tokenize("XMLHttpRequest"), ["xml", "http", "request"]);
+        assert_eq!(tokenize("parseJSON"), ["pars", "json"]);
+    }
+
+    #[test]
+    fn index_terms_add_the_joined_form_of_short_compounds() {
+        let mut got = Vec::new();
+        for_each_index_term("GitHub repos", |t, _| got.push(t.to_owned()));
+        assert_eq!(got, ["github", "git", "hub", "repository"]);
+        let mut got = Vec::new();
+        for_each_index_term("searchJiraIssuesUsingJql", |t, _| got.push(t.to_owned()));
+        assert_eq!(got.len(), 5, "long identifiers only yield their parts");
+        let mut got = Vec::new();
+        for_each_prose_term("a GitHub repo", |t, _| got.push(t.to_owned()));
+        assert_eq!(got, ["a", "github", "repository"]);
+    }
+
+    #[test]
+    fn letters_and_digits_stay_together() {
+        assert_eq!(tokenize("r2_buckets_list"), ["r2", "bucket", "list"]);
+        assert_eq!(tokenize("list_objects_v2"), ["list", "object", "v2"]);
+        assert_eq!(tokenize("getV2Users"), ["get", "v2", "user"]);
+        assert_eq!(tokenize("S3Bucket"), ["s3", "bucket"]);
+        assert_eq!(tokenize("issue 177"), ["issu", "177"]);
+    }
+
+    #[test]
+    fn acronym_plurals_and_abbreviations_expand() {
+        assert_eq!(tokenize("open PRs"), ["open", "pull", "request"]);
+        assert_eq!(tokenize("pull requests"), ["pull", "request"]);
+        assert_eq!(tokenize("our repo"), ["our", "repository"]);
+        assert_eq!(tokenize("repositories"), ["repository"]);
+        assert_eq!(tokenize("DBs"), tokenize("databases"));
+        assert_eq!(tokenize("k8s"), tokenize("Kubernetes"));
+        assert_eq!(tokenize("listIDs"), ["list", "id"]);
+    }
+
+    #[test]
+    fn inflections_fold_narrowly_and_consistently() {
+        for (a, b) in [
+            ("issue", "issues"),
+            ("entry", "entries"),
+            ("branch", "branches"),
+            ("create", "created"),
+            ("create", "creates"),
+            ("stage", "staged"),
+            ("commit", "committed"),
+            ("move", "moved"),
+            ("deploy", "deployed"),
+            ("index", "indexes"),
+            ("query", "queries"),
+            ("policy", "policies"),
+            ("file", "files"),
+            ("add", "adding"),
+            ("log", "logging"),
+            ("stage", "staging"),
+            ("share", "sharing"),
+            ("alert", "alerting"),
+            ("create", "creating"),
+        ] {
+            assert_eq!(stem(a), stem(b), "{a} ~ {b}");
+        }
         assert_eq!(stem("status"), "status");
-        assert_eq!(stem("branches"), "branch");
+        assert_eq!(stem("analysis"), "analysis");
+        assert_eq!(stem("address"), "address");
+        assert_eq!(stem("called"), "call");
+        assert_eq!(stem("need"), "need");
+        assert_eq!(stem("is"), "is");
+        assert_eq!(stem("string"), "string");
+        assert_eq!(stem("thing"), "thing");
+    }
+
+    #[test]
+    fn no_substring_matches() {
+        assert_ne!(stem("is"), stem("issue"));
+        assert_ne!(stem("log"), stem("login"));
+        assert_ne!(stem("pod"), stem("podcast"));
+        assert_ne!(stem("list"), stem("listen"));
+    }
+
+    #[test]
+    fn stopwords_and_numbers_are_classified_on_the_surface_word() {
+        let k = kinds("can you show me issue 177 in our repos please");
+        let scored: Vec<&str> = k
+            .iter()
+            .filter(|(_, k)| *k == TermKind::Scored)
+            .map(|(t, _)| t.as_str())
+            .collect();
+        assert_eq!(scored, ["issu", "repository"]);
+        assert!(k.iter().any(|(t, k)| t == "177" && *k == TermKind::Soft));
+        assert!(
+            kinds("how do I do it")
+                .iter()
+                .all(|(_, k)| *k == TermKind::Stop)
+        );
+        // "haven't" splits into two stopwords.
+        assert!(kinds("haven't").iter().all(|(_, k)| *k == TermKind::Stop));
     }
 }

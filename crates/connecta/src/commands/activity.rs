@@ -1,0 +1,129 @@
+//! `connecta activity tail`: print recent payload-free activity events
+//! straight from the store (works while the gateway runs).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Subcommand;
+use connecta_core::activity::ActivityEvent;
+use connecta_store::{ActivityQuery, SqliteStore, Store};
+
+use crate::config_file::{self, LoadError};
+
+#[derive(Debug, Subcommand)]
+pub enum ActivityCommand {
+    /// Print the most recent events, oldest first.
+    Tail {
+        #[arg(long, short)]
+        config: Option<PathBuf>,
+        /// How many events.
+        #[arg(long, short = 'n', default_value_t = 20)]
+        limit: usize,
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Keep printing new events as they arrive.
+        #[arg(long, short)]
+        follow: bool,
+        /// Only this connector.
+        #[arg(long)]
+        connector: Option<String>,
+    },
+}
+
+pub async fn run(cmd: ActivityCommand) -> anyhow::Result<ExitCode> {
+    let ActivityCommand::Tail {
+        config,
+        limit,
+        json,
+        follow,
+        connector,
+    } = cmd;
+    let loaded = match config_file::load(config, true) {
+        Ok(l) => l,
+        Err(LoadError::Invalid(e)) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::FAILURE);
+        }
+        Err(LoadError::Other(e)) => return Err(e),
+    };
+    let dir = connecta_gateway::data_dir(&loaded.config, loaded.dir());
+    let store = SqliteStore::open(&dir)
+        .await
+        .with_context(|| format!("could not open the store in {}", dir.display()))?;
+    let query = ActivityQuery {
+        limit: limit.max(1),
+        connector: connector.clone(),
+        ..ActivityQuery::default()
+    };
+    let mut events = store.activity_list(&query).await?;
+    events.reverse();
+    let mut last = events.last().map(|e| (e.occurred_at_ms, e.id.clone()));
+    if !json && !events.is_empty() {
+        println!(
+            "{:<23}  {:<21}  {:<36}  {:<9}  {:>6}  error / friction",
+            "time (UTC)", "source", "address", "outcome", "ms"
+        );
+    }
+    for e in &events {
+        print_event(e, json);
+    }
+    if !follow {
+        return Ok(ExitCode::SUCCESS);
+    }
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let mut fresh = store
+            .activity_list(&ActivityQuery {
+                limit: 1_000,
+                connector: connector.clone(),
+                since_ms: last.as_ref().map(|l| l.0),
+                ..ActivityQuery::default()
+            })
+            .await?;
+        fresh.reverse();
+        for e in fresh {
+            if last
+                .as_ref()
+                .is_some_and(|(ms, id)| (e.occurred_at_ms, &e.id) <= (*ms, id))
+            {
+                continue;
+            }
+            print_event(&e, json);
+            last = Some((e.occurred_at_ms, e.id.clone()));
+        }
+    }
+}
+
+fn print_event(e: &ActivityEvent, json: bool) {
+    if json {
+        println!("{}", serde_json::to_string(e).unwrap_or_default());
+        return;
+    }
+    let when =
+        time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(e.occurred_at_ms) * 1_000_000)
+            .ok()
+            .and_then(|t| {
+                t.format(&time::macros::format_description!(
+                    "[year]-[month]-[day] [hour]:[minute]:[second].[subsecond digits:3]"
+                ))
+                .ok()
+            })
+            .unwrap_or_default();
+    let problem = match (e.error_code, e.friction) {
+        (Some(c), _) => c.as_str().to_owned(),
+        (None, Some(f)) => f.as_str().to_owned(),
+        (None, None) => String::new(),
+    };
+    println!(
+        "{:<23}  {:<21}  {:<36}  {:<9}  {:>6}  {}",
+        when,
+        e.source.as_str(),
+        e.address,
+        e.outcome.as_str(),
+        e.duration_ms,
+        problem
+    );
+}

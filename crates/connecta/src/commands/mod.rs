@@ -1,0 +1,5 @@
+pub mod activity;
+pub mod check;
+pub mod doctor;
+pub mod init;
+pub mod serve;

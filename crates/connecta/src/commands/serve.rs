@@ -1,0 +1,118 @@
+//! `connecta serve`: load config, open the store, start the gateway, serve
+//! HTTP (or stdio) until SIGTERM/SIGINT, then drain and stop every child.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use connecta_gateway::{Gateway, WorkerCommand};
+use connecta_server::AppState;
+use connecta_store::{SqliteStore, Store};
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::config_file::{self, LoadError};
+
+pub async fn run(
+    config: Option<PathBuf>,
+    stdio: bool,
+    listen: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let mut loaded = match config_file::load(config, true) {
+        Ok(l) => l,
+        Err(LoadError::Invalid(e)) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::FAILURE);
+        }
+        Err(LoadError::Other(e)) => return Err(e),
+    };
+    if let Some(l) = listen {
+        loaded.config.server.listen = l
+            .parse::<SocketAddr>()
+            .with_context(|| format!("--listen {l} is not an address like 127.0.0.1:8787"))?;
+    }
+    crate::logging::init(&loaded.config.log);
+    for w in &loaded.config.warnings {
+        tracing::warn!("{w}");
+    }
+    let data_dir = connecta_gateway::data_dir(&loaded.config, loaded.dir());
+    let store = SqliteStore::open(&data_dir)
+        .await
+        .with_context(|| format!("could not open the store in {}", data_dir.display()))?;
+    let store: Arc<dyn Store> = Arc::new(store);
+    tracing::info!(config = %loaded.describe(), data = %data_dir.display(), connectors = loaded.config.connectors.len(), "starting connecta");
+
+    let listen_addr = loaded.config.server.listen;
+    let grace = loaded.config.server.shutdown_grace;
+    let worker = WorkerCommand {
+        program: std::env::current_exe()
+            .context("could not find this executable for the sandbox workers")?,
+        args: vec![crate::WORKER_ARG.to_owned()],
+    };
+    let gateway = Gateway::start(loaded.config, store.clone(), Some(worker)).await?;
+
+    let outcome = if stdio {
+        tokio::select! {
+            r = connecta_server::serve_stdio(gateway.clone()) => r.context("stdio session failed"),
+            () = shutdown_signal() => Ok(()),
+        }
+    } else {
+        let listener = TcpListener::bind(listen_addr)
+            .await
+            .with_context(|| format!("could not listen on {listen_addr}"))?;
+        let local = listener.local_addr()?;
+        // One machine-readable line on stdout for launchers and benchmarks,
+        // and a human one on stderr.
+        println!("{{\"type\":\"ready\",\"port\":{}}}", local.port());
+        eprintln!("connecta is listening: connect your MCP client to http://{local}/mcp");
+        let state = AppState::new(gateway.clone());
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(connecta_server::serve_http(listener, state, async move {
+            let _ = stop_rx.await;
+        }));
+        shutdown_signal().await;
+        tracing::info!("shutting down: draining in-flight requests");
+        let _ = stop_tx.send(());
+        match tokio::time::timeout(grace, server).await {
+            Ok(Ok(r)) => r.context("HTTP server failed"),
+            Ok(Err(e)) => Err(anyhow::anyhow!("HTTP server task failed: {e}")),
+            Err(_) => {
+                tracing::warn!(
+                    grace_ms = grace.as_millis() as u64,
+                    "in-flight requests did not finish in time"
+                );
+                Ok(())
+            }
+        }
+    };
+    tracing::info!("stopping connectors");
+    tokio::time::timeout(Duration::from_secs(15), gateway.shutdown())
+        .await
+        .unwrap_or_else(|_| tracing::warn!("connectors did not all stop in time"));
+    if let Some(writer) = gateway.take_activity_writer() {
+        drop(gateway);
+        let _ = tokio::time::timeout(Duration::from_secs(5), writer.finish()).await;
+    }
+    tracing::info!("stopped");
+    outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    match (term, int) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The `connecta` binary: a thin command line over the gateway crates.
+
+#![forbid(unsafe_code)]
+
+mod commands;
+mod config_file;
+mod demo_server;
+mod logging;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "connecta",
+    version,
+    about = "One MCP endpoint in front of every tool source you choose."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the gateway (HTTP at /mcp, or --stdio).
+    Serve {
+        /// Config file (default: ./connecta.toml, else the built-in demo config).
+        #[arg(long, short)]
+        config: Option<PathBuf>,
+        /// Serve MCP on stdin/stdout instead of HTTP; logs go to stderr.
+        #[arg(long)]
+        stdio: bool,
+        /// Override server.listen (e.g. 127.0.0.1:0 for an ephemeral port).
+        #[arg(long)]
+        listen: Option<String>,
+    },
+    /// Validate a config file without starting anything.
+    Check {
+        #[arg(long, short)]
+        config: Option<PathBuf>,
+    },
+    /// Write a commented starter config.
+    Init {
+        /// Where to write it (default: ./connecta.toml).
+        #[arg(long, short)]
+        config: Option<PathBuf>,
+        /// Overwrite an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Check a running deployment end to end and say plainly what is wrong.
+    Doctor {
+        /// The gateway's base URL, e.g. http://127.0.0.1:8787
+        #[arg(long, default_value = "http://127.0.0.1:8787")]
+        url: String,
+        /// Bearer token for /mcp (default: $CONNECTA_TOKEN).
+        #[arg(long, env = "CONNECTA_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+    },
+    /// Inspect the payload-free activity log.
+    Activity {
+        #[command(subcommand)]
+        command: commands::activity::ActivityCommand,
+    },
+    /// Run the built-in demo MCP server on stdio.
+    DemoServer,
+}
+
+/// The hidden argument that turns this binary into a code-mode sandbox
+/// worker. Checked before anything else: the worker hardens itself and must
+/// start single-threaded, before any runtime exists.
+pub const WORKER_ARG: &str = "__sandbox-worker";
+
+fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == WORKER_ARG) {
+        return connecta_sandbox::worker_main();
+    }
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("connecta: could not start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Serve {
+                config,
+                stdio,
+                listen,
+            } => commands::serve::run(config, stdio, listen).await,
+            Command::Check { config } => commands::check::run(config),
+            Command::Init { config, force } => commands::init::run(config, force),
+            Command::Doctor { url, token } => commands::doctor::run(&url, token.as_deref()).await,
+            Command::Activity { command } => commands::activity::run(command).await,
+            Command::DemoServer => demo_server::run().await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("connecta: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

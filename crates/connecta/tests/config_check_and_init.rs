@@ -1,0 +1,87 @@
+//! `connecta check` reports every problem with file, line and column and
+//! exits non-zero; `connecta init` writes a starter config that checks clean.
+
+mod support;
+
+use std::process::Command;
+use std::time::Duration;
+
+use support::*;
+
+#[test]
+fn check_reports_typo_bad_type_and_missing_env_with_positions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        "[server]\nlisten = \"127.0.0.1:9000\"\n\n[auth]\nbearer_tokens = [\"${CONNECTA_TEST_MISSING_TOKEN}\"]\n\n[[connector]]\nid = \"notes\"\ncomand = \"connecta\"\ntimeout_ms = \"fast\"\n",
+    )
+    .expect("write");
+    let (status, out, err) = run(
+        Command::new(bin())
+            .args(["check", "--config"])
+            .arg(&path)
+            .env_remove("CONNECTA_TEST_MISSING_TOKEN"),
+        Duration::from_secs(30),
+    );
+    assert!(!status.success(), "stdout: {out}");
+    let p = path.display().to_string();
+    assert!(
+        err.contains(&format!(
+            "{p}:5:18: environment variable CONNECTA_TEST_MISSING_TOKEN is not set"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{p}:9:1: unknown key `comand`")),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{p}:10:14: invalid type")), "{err}");
+    assert!(err.contains("problems found"), "{err}");
+}
+
+#[test]
+fn init_writes_a_config_that_checks_clean_and_refuses_to_overwrite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("connecta.toml");
+    let (status, _, err) = run(
+        Command::new(bin()).args(["init", "--config"]).arg(&path),
+        Duration::from_secs(30),
+    );
+    assert!(status.success(), "{err}");
+    let (status, out, err) = run(
+        Command::new(bin()).args(["check", "--config"]).arg(&path),
+        Duration::from_secs(30),
+    );
+    assert!(status.success(), "{err}");
+    assert!(
+        out.contains("ok") && out.contains("connector demo"),
+        "{out}"
+    );
+    let (status, _, err) = run(
+        Command::new(bin()).args(["init", "--config"]).arg(&path),
+        Duration::from_secs(30),
+    );
+    assert!(!status.success());
+    assert!(err.contains("already exists"), "{err}");
+}
+
+#[test]
+fn serve_refuses_an_invalid_config_without_starting() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        "[server]\nlisten = \"0.0.0.0:1\"\n[auth]\nopen = true\n",
+    )
+    .expect("write");
+    let (status, _, err) = run(
+        Command::new(bin()).args(["serve", "--config"]).arg(&path),
+        Duration::from_secs(30),
+    );
+    assert!(!status.success());
+    assert!(
+        err.contains(":4:8: auth.open = true is refused on a non-loopback listen"),
+        "{err}"
+    );
+}

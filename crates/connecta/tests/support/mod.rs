@@ -1,0 +1,408 @@
+//! Shared harness for the end-to-end tests: they run the real `connecta`
+//! binary as a child process against real downstream MCP servers installed
+//! under `tests/peers` (by `scripts/test`), and talk to it with real clients.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::Value;
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_connecta"))
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("the crate lives two levels below the repository root")
+        .to_path_buf()
+}
+
+/// The installed test peers. Missing peers are a setup error, not a skip:
+/// a test that silently skips proves nothing.
+pub fn peers() -> PathBuf {
+    let dir = repo_root().join("tests/peers");
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/server-everything")
+            .exists()
+            && dir.join(".venv/bin/python").exists(),
+        "test peers are not installed in {}: run scripts/test (it installs them)",
+        dir.display()
+    );
+    dir
+}
+
+pub fn python() -> String {
+    peers().join(".venv/bin/python").display().to_string()
+}
+
+pub fn python_modern() -> String {
+    peers().join(".venv2/bin/python").display().to_string()
+}
+
+pub fn node() -> String {
+    std::env::var("NODE").unwrap_or_else(|_| "node".into())
+}
+
+pub fn everything_js() -> String {
+    peers()
+        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+        .display()
+        .to_string()
+}
+
+pub fn memory_js() -> String {
+    peers()
+        .join("node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+        .display()
+        .to_string()
+}
+
+/// TOML string literal.
+pub fn q(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
+}
+
+/// A gateway the demo connector and nothing else.
+pub fn demo_connector() -> String {
+    format!(
+        "[[connector]]\nid = \"demo\"\ncommand = {}\nargs = [\"demo-server\"]\n",
+        q(&bin().display().to_string())
+    )
+}
+
+/// A running `connecta serve`, stopped (SIGTERM) on drop.
+pub struct Gateway {
+    pub child: Child,
+    pub port: u16,
+    pub dir: tempfile::TempDir,
+    pub config_path: PathBuf,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Gateway {
+    /// Start the gateway with `[server]`/`[auth]` defaults for tests (open,
+    /// loopback, ephemeral port) plus `body`.
+    pub fn start(body: &str) -> Gateway {
+        Gateway::start_raw(&format!("[auth]\nopen = true\n\n{body}"))
+    }
+
+    pub fn start_raw(config: &str) -> Gateway {
+        Gateway::start_with_env(config, &[])
+    }
+
+    pub fn start_with_env(config: &str, env: &[(&str, &str)]) -> Gateway {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config_path = dir.path().join("connecta.toml");
+        std::fs::write(&config_path, config).expect("write config");
+        let mut cmd = Command::new(bin());
+        cmd.args(["serve", "--config"])
+            .arg(&config_path)
+            .args(["--listen", "127.0.0.1:0"])
+            .env("RUST_LOG", "info,connecta_connectors=debug")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .current_dir(dir.path());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn connecta");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut err = child.stderr.take().expect("stderr");
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .expect("stderr lock")
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(line)) = lines.next() {
+                let _ = tx.send(line);
+            }
+            for _ in lines {}
+        });
+        let line = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(l) => l,
+            Err(_) => {
+                let _ = child.kill();
+                panic!(
+                    "connecta did not print its ready line; stderr:\n{}",
+                    stderr.lock().expect("lock")
+                );
+            }
+        };
+        let ready: Value = serde_json::from_str(&line).expect("ready line is JSON");
+        assert_eq!(ready["type"], "ready");
+        let port = ready["port"].as_u64().expect("port") as u16;
+        Gateway {
+            child,
+            port,
+            dir,
+            config_path,
+            stderr,
+        }
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn url(&self) -> String {
+        format!("{}/mcp", self.base())
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().expect("lock").clone()
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// SIGTERM, then wait for exit.
+    pub fn stop(&mut self) -> ExitStatus {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "connecta did not stop within 30 s of SIGTERM; stderr:\n{}",
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Poll `/health` until `pred` holds (catalog loads are asynchronous).
+    pub async fn wait_health(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let http = reqwest::Client::new();
+        loop {
+            if let Ok(r) = http.get(format!("{}/health", self.base())).send().await
+                && let Ok(v) = r.json::<Value>().await
+            {
+                if pred(&v) {
+                    return v;
+                }
+                if Instant::now() > deadline {
+                    panic!(
+                        "health never showed {what}: {v:#}\nstderr:\n{}",
+                        self.stderr()
+                    );
+                }
+            }
+            if Instant::now() > deadline {
+                panic!("health never answered; stderr:\n{}", self.stderr());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Wait until every connector has a catalog.
+    pub async fn wait_catalogs(&self) -> Value {
+        self.wait_health("every catalog loaded", |v| {
+            v["connectors"]
+                .as_array()
+                .is_some_and(|cs| cs.iter().all(|c| c["catalog"].is_object()))
+        })
+        .await
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.stop();
+        }
+    }
+}
+
+pub type Client = RunningService<rmcp::RoleClient, ()>;
+
+pub async fn connect(url: &str) -> Client {
+    connect_with(StreamableHttpClientTransportConfig::with_uri(
+        url.to_owned(),
+    ))
+    .await
+}
+
+pub async fn connect_with(cfg: StreamableHttpClientTransportConfig) -> Client {
+    ().serve(StreamableHttpClientTransport::from_config(cfg))
+        .await
+        .expect("MCP client connects")
+}
+
+/// Call a meta-tool; returns (structured value, is_error).
+pub async fn call(client: &Client, name: &str, args: Value) -> (Value, bool) {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    let r = client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .expect("tools/call answered");
+    let value = r.structured_content.clone().unwrap_or_else(|| {
+        r.content
+            .first()
+            .and_then(|c| c.as_text())
+            .and_then(|t| serde_json::from_str(&t.text).ok())
+            .unwrap_or(Value::Null)
+    });
+    (value, r.is_error == Some(true))
+}
+
+/// Call and return the raw result (content blocks and all).
+pub async fn call_raw(client: &Client, name: &str, args: Value) -> rmcp::model::CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .expect("tools/call answered")
+}
+
+/// Run a command to completion with a timeout; returns (status, stdout, stderr).
+pub fn run(cmd: &mut Command, timeout: Duration) -> (ExitStatus, String, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let o = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let e = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Ok(Some(s)) = child.try_wait() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "command timed out after {timeout:?}; stdout:\n{}\nstderr:\n{}",
+                o.join().unwrap_or_default(),
+                e.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (
+        status,
+        o.join().unwrap_or_default(),
+        e.join().unwrap_or_default(),
+    )
+}
+
+/// Descendant processes of `pid` (via /proc), for orphan checks.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut all: Vec<(u32, u32)> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for e in entries.flatten() {
+            let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat"))
+                && let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r)
+            {
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                if let Some(ppid) = fields.get(1).and_then(|x| x.parse::<u32>().ok()) {
+                    all.push((p, ppid));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(p) = frontier.pop() {
+        for (c, pp) in &all {
+            if *pp == p && !out.contains(c) {
+                out.push(*c);
+                frontier.push(*c);
+            }
+        }
+    }
+    out
+}
+
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .map(|(_, r)| r.trim_start().starts_with('Z'))
+            .unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+/// Run a program through `execute_code`; returns (structured value, is_error).
+pub async fn program(client: &Client, code: &str) -> (Value, bool) {
+    call(client, "execute_code", serde_json::json!({ "code": code })).await
+}
+
+/// The Python SDK server as a stdio connector with this id.
+pub fn python_connector(id: &str) -> String {
+    format!(
+        "[[connector]]\nid = {}\ncommand = {}\nargs = [{}, \"stdio\"]\n",
+        q(id),
+        q(&python()),
+        q(&peers().join("py_server.py").display().to_string())
+    )
+}
+
+/// Activity events (newest first) as JSON, read through the CLI.
+pub fn activity(gw: &Gateway) -> Vec<Value> {
+    let (status, out, err) = run(
+        Command::new(bin())
+            .args(["activity", "tail", "--json", "-n", "1000", "--config"])
+            .arg(&gw.config_path),
+        Duration::from_secs(30),
+    );
+    assert!(status.success(), "{err}");
+    let mut v: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    v.reverse();
+    v
+}

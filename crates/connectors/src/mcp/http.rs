@@ -1,0 +1,182 @@
+//! Streamable HTTP downstreams: a session is connected on demand, one
+//! connection attempt at a time, with backoff after failures.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use connecta_core::error::{ErrorCode, MAX_ECHO_BYTES, ToolError, clamp_text};
+use connecta_core::secret::Secret;
+use http::{HeaderName, HeaderValue};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::handler::{GatewayClient, lifecycle};
+use super::{Session, Shared, errors};
+use crate::ConnectorState;
+
+pub(crate) struct HttpTransport {
+    shared: Arc<Shared>,
+    config: StreamableHttpClientTransportConfig,
+    /// A header that could not be used (reported on every connect).
+    bad_header: Option<String>,
+    connect: Mutex<ConnectState>,
+}
+
+struct ConnectState {
+    /// Cancels the running client service of the current session.
+    service: Option<CancellationToken>,
+    /// No new attempt before this instant (backoff after a failure).
+    not_before: Option<Instant>,
+    backoff: Duration,
+}
+
+impl HttpTransport {
+    pub(crate) fn new(shared: Arc<Shared>, url: String, headers: Vec<(String, Secret)>) -> Self {
+        let mut map = HashMap::new();
+        let mut bad_header = None;
+        for (name, value) in headers {
+            match (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value.expose()),
+            ) {
+                (Ok(n), Ok(mut v)) => {
+                    v.set_sensitive(true);
+                    map.insert(n, v);
+                }
+                _ => bad_header = Some(name),
+            }
+        }
+        let config = StreamableHttpClientTransportConfig::with_uri(url)
+            .custom_headers(map)
+            .max_concurrent_requests(shared.options.max_http_requests)
+            .max_json_response_size(shared.options.max_response_bytes)
+            .reinit_on_expired_session(true);
+        let backoff = shared.options.backoff_min;
+        HttpTransport {
+            shared,
+            config,
+            bad_header,
+            connect: Mutex::new(ConnectState {
+                service: None,
+                not_before: None,
+                backoff,
+            }),
+        }
+    }
+
+    pub(crate) async fn session(&self, deadline: Instant) -> Result<Session, ToolError> {
+        if let Some(s) = self.shared.session.borrow().clone() {
+            return Ok(s);
+        }
+        let id = &self.shared.id;
+        let Ok(mut state) = tokio::time::timeout_at(deadline, self.connect.lock()).await else {
+            return Err(ToolError::new(
+                ErrorCode::Timeout,
+                format!("{id} is still connecting"),
+            ));
+        };
+        if let Some(s) = self.shared.session.borrow().clone() {
+            return Ok(s);
+        }
+        if let Some(name) = &self.bad_header {
+            return Err(ToolError::with_cause(
+                ErrorCode::Unavailable,
+                format!("{id}: header \"{name}\" has a value that cannot be sent"),
+                false,
+            ));
+        }
+        let now = Instant::now();
+        if let Some(until) = state.not_before.filter(|u| *u > now) {
+            let last = self.last_error();
+            return Err(ToolError::with_cause(
+                ErrorCode::Unavailable,
+                format!(
+                    "{id} is unreachable ({last}); the next attempt is in {} ms",
+                    (until - now).as_millis()
+                ),
+                true,
+            )
+            .retry_after((until - now).as_millis() as u64));
+        }
+        self.shared.set_state(ConnectorState::Starting, None);
+        let ct = CancellationToken::new();
+        let transport = StreamableHttpClientTransport::from_config(self.config.clone());
+        let attempt = rmcp::service::serve_client_with_lifecycle_and_ct(
+            GatewayClient,
+            transport,
+            lifecycle(self.shared.options.handshake),
+            ct.clone(),
+        );
+        let limit = deadline.min(now + self.shared.options.connect_timeout);
+        let failure = match tokio::time::timeout_at(limit, attempt).await {
+            Ok(Ok(running)) => {
+                let peer = running.peer().clone();
+                // The service runs until its token is cancelled or the
+                // connection dies; nobody needs to await it.
+                tokio::spawn(async move {
+                    let _ = running.waiting().await;
+                });
+                if let Some(old) = state.service.replace(ct) {
+                    old.cancel();
+                }
+                state.not_before = None;
+                state.backoff = self.shared.options.backoff_min;
+                let generation = self.shared.publish(peer.clone());
+                self.shared.set_state(ConnectorState::Ready, None);
+                return Ok(Session { peer, generation });
+            }
+            Ok(Err(e)) => {
+                ct.cancel();
+                if e.auth_challenge().is_some() {
+                    return Err(errors::auth_required(
+                        id,
+                        "the downstream server asked for authorization",
+                    ));
+                }
+                clamp_text(&e.to_string(), MAX_ECHO_BYTES).into_owned()
+            }
+            Err(_) => {
+                ct.cancel();
+                "the handshake did not finish in time".to_owned()
+            }
+        };
+        let wait = state.backoff;
+        state.not_before = Some(Instant::now() + wait);
+        state.backoff = (state.backoff * 2).min(self.shared.options.backoff_max);
+        self.shared
+            .set_state(ConnectorState::Down, Some(failure.clone()));
+        Err(ToolError::with_cause(
+            ErrorCode::Unavailable,
+            format!("{id} is unreachable: {failure}"),
+            true,
+        )
+        .retry_after(wait.as_millis() as u64))
+    }
+
+    /// A call found the session dead: the next call reconnects at once.
+    pub(crate) fn note_failure(&self, message: &str) {
+        self.shared
+            .set_state(ConnectorState::Down, Some(message.to_owned()));
+    }
+
+    fn last_error(&self) -> String {
+        self.shared
+            .status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .last_error
+            .clone()
+            .unwrap_or_else(|| "no answer".into())
+    }
+
+    pub(crate) async fn shutdown(&self) {
+        let mut state = self.connect.lock().await;
+        if let Some(ct) = state.service.take() {
+            ct.cancel();
+        }
+    }
+}

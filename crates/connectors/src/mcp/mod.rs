@@ -1,0 +1,311 @@
+//! A downstream MCP server, over streamable HTTP or as a supervised stdio
+//! child process, spoken to through `rmcp`'s client.
+//!
+//! Both transports publish their live session through one `watch` channel;
+//! calls take the current session, and a failure that says the session is
+//! gone resets it. Over HTTP a new session is connected on demand (single
+//! flight, with backoff after failures); over stdio a supervisor task owns the
+//! child and restarts it with backoff when it dies.
+
+mod convert;
+mod errors;
+mod handler;
+mod http;
+mod stdio;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use connecta_core::catalog::ToolDef;
+use connecta_core::config::{Handshake, McpTransport, StartMode};
+use connecta_core::error::{ErrorCode, ToolError};
+use connecta_core::result::ToolResult;
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, PaginatedRequestParams};
+use rmcp::service::Peer;
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::{CallOptions, Connector, ConnectorState, ConnectorStatus};
+
+pub use errors::parse_retry_after;
+
+/// Per-connector options the gateway lowers from config.
+#[derive(Debug, Clone)]
+pub struct McpOptions {
+    pub handshake: Handshake,
+    pub start: StartMode,
+    pub backoff_min: Duration,
+    pub backoff_max: Duration,
+    /// How long a handshake may take before the attempt counts as failed.
+    pub connect_timeout: Duration,
+    /// Ordinary HTTP POSTs in flight to the downstream at once.
+    pub max_http_requests: usize,
+    /// The largest JSON response accepted from the downstream.
+    pub max_response_bytes: usize,
+}
+
+impl Default for McpOptions {
+    fn default() -> Self {
+        McpOptions {
+            handshake: Handshake::Initialize,
+            start: StartMode::Boot,
+            backoff_min: Duration::from_millis(250),
+            backoff_max: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(30),
+            max_http_requests: 256,
+            max_response_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// The most pages a `tools/list` walk follows before calling the catalog
+/// broken (a server that loops on its cursor must not hang the gateway).
+const MAX_LIST_PAGES: usize = 10_000;
+
+/// A live session: the peer to send requests on, and a generation number so a
+/// failure only resets the session it happened on.
+#[derive(Clone)]
+pub(crate) struct Session {
+    pub(crate) peer: Peer<RoleClient>,
+    pub(crate) generation: u64,
+}
+
+pub(crate) struct Shared {
+    pub(crate) id: String,
+    pub(crate) options: McpOptions,
+    pub(crate) session: watch::Sender<Option<Session>>,
+    pub(crate) status: std::sync::Mutex<ConnectorStatus>,
+    pub(crate) generation: AtomicU64,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) started: AtomicBool,
+}
+
+impl Shared {
+    pub(crate) fn set_state(&self, state: ConnectorState, last_error: Option<String>) {
+        let mut s = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        s.state = state;
+        if last_error.is_some() || state == ConnectorState::Ready {
+            s.last_error = last_error;
+        }
+    }
+
+    pub(crate) fn publish(&self, peer: Peer<RoleClient>) -> u64 {
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
+        self.session
+            .send_replace(Some(Session { peer, generation }));
+        generation
+    }
+
+    /// Forget the session `generation`, if it is still the current one.
+    pub(crate) fn reset(&self, generation: u64) {
+        self.session.send_if_modified(|s| {
+            if s.as_ref().is_some_and(|s| s.generation == generation) {
+                *s = None;
+                true
+            } else {
+                false
+            }
+        });
+    }
+}
+
+enum Transport {
+    Http(http::HttpTransport),
+    Stdio(stdio::Supervisor),
+}
+
+pub struct McpConnector {
+    shared: Arc<Shared>,
+    transport: Transport,
+}
+
+impl McpConnector {
+    pub fn new(id: &str, transport: McpTransport, options: McpOptions) -> McpConnector {
+        let (session, _) = watch::channel(None);
+        let shared = Arc::new(Shared {
+            id: id.to_owned(),
+            options,
+            session,
+            status: std::sync::Mutex::new(ConnectorStatus {
+                state: ConnectorState::Idle,
+                last_error: None,
+                restarts: 0,
+                pid: None,
+            }),
+            generation: AtomicU64::new(0),
+            shutdown: CancellationToken::new(),
+            started: AtomicBool::new(false),
+        });
+        let transport = match transport {
+            McpTransport::Http { url, headers } => {
+                Transport::Http(http::HttpTransport::new(shared.clone(), url, headers))
+            }
+            McpTransport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => Transport::Stdio(stdio::Supervisor::new(
+                shared.clone(),
+                stdio::ChildSpec {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                },
+            )),
+        };
+        McpConnector { shared, transport }
+    }
+
+    /// The current session, connecting (HTTP) or waiting for the supervisor
+    /// (stdio) until `deadline`.
+    async fn session(&self, deadline: Instant) -> Result<Session, ToolError> {
+        if self.shared.shutdown.is_cancelled() {
+            return Err(ToolError::with_cause(
+                ErrorCode::Unavailable,
+                format!("{} is shutting down", self.shared.id),
+                false,
+            ));
+        }
+        self.start().await;
+        match &self.transport {
+            Transport::Http(h) => h.session(deadline).await,
+            Transport::Stdio(s) => s.session(deadline).await,
+        }
+    }
+
+    async fn list_all(&self, peer: &Peer<RoleClient>) -> Result<Vec<ToolDef>, rmcp::ServiceError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen_cursors = std::collections::HashSet::new();
+        for _ in 0..MAX_LIST_PAGES {
+            let params = cursor
+                .clone()
+                .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+            let page = peer.list_tools(params).await?;
+            tools.extend(page.tools.into_iter().map(convert::tool_def));
+            match page.next_cursor {
+                Some(next) if !next.is_empty() => {
+                    if !seen_cursors.insert(next.clone()) {
+                        return Err(rmcp::ServiceError::UnexpectedResponse);
+                    }
+                    cursor = Some(next);
+                }
+                _ => return Ok(tools),
+            }
+        }
+        Err(rmcp::ServiceError::UnexpectedResponse)
+    }
+
+    fn fail(&self, session: &Session, e: &rmcp::ServiceError) -> ToolError {
+        let (err, fate) = errors::from_service_error(&self.shared.id, e);
+        if fate == errors::SessionFate::Reset {
+            self.shared.reset(session.generation);
+            if let Transport::Http(h) = &self.transport {
+                h.note_failure(&err.message);
+            }
+        }
+        err
+    }
+}
+
+fn timeout_error(id: &str, timeout: Duration, what: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::Timeout,
+        format!("{id} did not {what} within {} ms", timeout.as_millis()),
+    )
+}
+
+#[async_trait]
+impl Connector for McpConnector {
+    fn id(&self) -> &str {
+        &self.shared.id
+    }
+
+    fn kind(&self) -> &'static str {
+        "mcp"
+    }
+
+    async fn start(&self) {
+        if self.shared.started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        match &self.transport {
+            Transport::Http(_) => {}
+            Transport::Stdio(s) => s.spawn(),
+        }
+    }
+
+    async fn list_tools(&self, timeout: Duration) -> Result<Vec<ToolDef>, ToolError> {
+        let deadline = Instant::now() + timeout;
+        let session = self.session(deadline).await?;
+        match tokio::time::timeout_at(deadline, self.list_all(&session.peer)).await {
+            Ok(Ok(tools)) => Ok(tools),
+            Ok(Err(e)) => {
+                let mut err = self.fail(&session, &e);
+                if matches!(e, rmcp::ServiceError::UnexpectedResponse) {
+                    err = ToolError::with_cause(
+                        ErrorCode::CatalogLookupFailed,
+                        format!(
+                            "{} returned a tool list that could not be walked to its end",
+                            self.shared.id
+                        ),
+                        true,
+                    );
+                }
+                Err(err)
+            }
+            Err(_) => Err(timeout_error(&self.shared.id, timeout, "list its tools")),
+        }
+    }
+
+    async fn call(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        options: CallOptions,
+    ) -> Result<ToolResult, ToolError> {
+        let deadline = Instant::now() + options.timeout;
+        let session = self.session(deadline).await?;
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        // Dropping the request future (timeout or cancellation) makes rmcp
+        // send `notifications/cancelled` downstream.
+        let call = session.peer.call_tool_once(params);
+        tokio::select! {
+            r = tokio::time::timeout_at(deadline, call) => match r {
+                Ok(Ok(CallToolResponse::Complete(result))) => Ok(convert::tool_result(result)),
+                Ok(Ok(_)) => Err(ToolError::new(
+                    ErrorCode::InputRequiredUnsupported,
+                    format!("{} answered with an input request or a task, which connecta cannot relay", self.shared.id),
+                )),
+                Ok(Err(e)) => Err(self.fail(&session, &e)),
+                Err(_) => Err(timeout_error(&self.shared.id, options.timeout, "answer")),
+            },
+            () = options.cancel.cancelled() => Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled")),
+        }
+    }
+
+    fn status(&self) -> ConnectorStatus {
+        self.shared
+            .status
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    async fn shutdown(&self) {
+        self.shared.shutdown.cancel();
+        match &self.transport {
+            Transport::Http(h) => h.shutdown().await,
+            Transport::Stdio(s) => s.shutdown().await,
+        }
+        self.shared.session.send_replace(None);
+        self.shared.set_state(ConnectorState::Stopped, None);
+    }
+}

@@ -1,0 +1,187 @@
+//! Search and compact-schema benchmarks.
+//!
+//! Synthetic catalogs in the benchmark shape of `PERFORMANCE.md`: connector
+//! `connector_<c>`, tools `lookup_record_<t>` described as "Retrieve synthetic
+//! performance record <t> from shard <c>.", input `{value: integer}`.
+//! Shapes: 10×10 (100 tools), 25×40 (1,000), 100×100 (10,000) and the wide
+//! 1×10,000 (one connector with every tool).
+//!
+//! - `build`: build every index of the shape (what a catalog load costs);
+//! - `cold`: build every index, then answer one query (what the first
+//!   `search_tools` after a catalog change costs);
+//! - `warm`: indexes built; one page at the default limit, page building and
+//!   compact shapes included — an exact name, a selective query (its best
+//!   answer is one tool, though its words occur in every description), a rare
+//!   word (`42`: a handful of tools carry it), a query matching every tool,
+//!   and a browse;
+//! - `compact_schema`: rendering a typical and an oversized schema.
+//!
+//! Index memory per tool is printed once per shape (`heap_bytes`).
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+
+use connecta_core::catalog::{Catalog, ToolDef};
+use connecta_core::policy::Annotations;
+use connecta_core::schema::{SHAPE_CAP_BYTES, render_compact};
+use connecta_core::search::{CatalogIndex, SearchRequest, Source, Surface, search_page};
+
+const SHAPES: &[(usize, usize)] = &[(10, 10), (25, 40), (100, 100), (1, 10_000)];
+
+fn label(conns: usize, tools: usize) -> String {
+    format!("{conns}x{tools}")
+}
+
+fn catalogs(connectors: usize, tools: usize) -> Vec<Arc<Catalog>> {
+    let schema = Arc::new(json!({
+        "type": "object",
+        "properties": {"value": {"type": "integer"}},
+        "required": ["value"]
+    }));
+    (0..connectors)
+        .map(|c| {
+            let defs = (0..tools)
+                .map(|t| {
+                    let t = c * tools + t;
+                    ToolDef {
+                        name: format!("lookup_record_{t}"),
+                        title: None,
+                        description: Some(format!(
+                            "Retrieve synthetic performance record {t} from shard {c}."
+                        )),
+                        input_schema: schema.clone(),
+                        output_schema: None,
+                        annotations: Annotations {
+                            read_only_hint: Some(true),
+                            ..Annotations::default()
+                        },
+                    }
+                })
+                .collect();
+            Arc::new(Catalog::new(format!("connector_{c}"), defs))
+        })
+        .collect()
+}
+
+fn build(cats: &[Arc<Catalog>]) -> Vec<CatalogIndex> {
+    cats.iter()
+        .map(|c| CatalogIndex::build(c.clone()))
+        .collect()
+}
+
+fn page(indexes: &[CatalogIndex], query: &str) -> Value {
+    let sources: Vec<Source<'_>> = indexes.iter().map(Source::ready).collect();
+    let req = SearchRequest::new(Surface::SearchTools, query);
+    match search_page(&req, &sources) {
+        Ok(p) => p,
+        Err(e) => panic!("search failed: {e}"),
+    }
+}
+
+fn bench_search(c: &mut Criterion) {
+    let mut built = c.benchmark_group("build");
+    built.sample_size(20);
+    for &(conns, tools) in SHAPES {
+        let cats = catalogs(conns, tools);
+        let id = label(conns, tools);
+        built.bench_with_input(BenchmarkId::new("index", id), &cats, |b, cats| {
+            b.iter(|| black_box(build(cats)))
+        });
+    }
+    built.finish();
+
+    let mut cold = c.benchmark_group("cold");
+    cold.sample_size(20);
+    for &(conns, tools) in SHAPES {
+        let cats = catalogs(conns, tools);
+        let id = label(conns, tools);
+        cold.bench_with_input(BenchmarkId::new("build_and_query", id), &cats, |b, cats| {
+            b.iter(|| {
+                let idx = build(cats);
+                black_box(page(&idx, "lookup record 42"))
+            })
+        });
+    }
+    cold.finish();
+
+    let mut warm = c.benchmark_group("warm");
+    for &(conns, tools) in SHAPES {
+        let n = conns * tools;
+        let id = label(conns, tools);
+        let idx = build(&catalogs(conns, tools));
+        let bytes: usize = idx.iter().map(CatalogIndex::heap_bytes).sum();
+        eprintln!(
+            "index memory at {id}: {bytes} bytes, {} bytes/tool",
+            bytes / n
+        );
+        let all = page(&idx, "lookup record");
+        assert_eq!(all["total"], n, "the broad query matches every tool");
+        let one = page(&idx, "lookup_record_42");
+        assert_eq!(one["tools"][0]["name"], "lookup_record_42");
+        let rare = page(&idx, "42");
+        assert!(
+            rare["total"].as_u64().is_some_and(|t| t < 200),
+            "42 is rare"
+        );
+        warm.bench_with_input(BenchmarkId::new("exact_name", &id), &idx, |b, idx| {
+            b.iter(|| black_box(page(idx, "lookup_record_42")))
+        });
+        warm.bench_with_input(BenchmarkId::new("selective", &id), &idx, |b, idx| {
+            b.iter(|| black_box(page(idx, "performance record 42 shard 3")))
+        });
+        warm.bench_with_input(BenchmarkId::new("rare_word", &id), &idx, |b, idx| {
+            b.iter(|| black_box(page(idx, "42")))
+        });
+        warm.bench_with_input(
+            BenchmarkId::new("matches_every_tool", &id),
+            &idx,
+            |b, idx| b.iter(|| black_box(page(idx, "lookup record"))),
+        );
+        warm.bench_with_input(BenchmarkId::new("browse", &id), &idx, |b, idx| {
+            b.iter(|| black_box(page(idx, "")))
+        });
+    }
+    warm.finish();
+}
+
+fn bench_schema(c: &mut Criterion) {
+    let typical = json!({
+        "type": "object",
+        "properties": {
+            "owner": {"type": "string", "description": "Repository owner"},
+            "repo": {"type": "string"},
+            "state": {"enum": ["open", "closed", "all"], "default": "open"},
+            "labels": {"type": "array", "items": {"type": "string"}},
+            "since": {"type": "string", "format": "date-time"},
+            "perPage": {"type": "integer", "minimum": 1, "maximum": 100},
+            "page": {"type": "integer", "minimum": 1}
+        },
+        "required": ["owner", "repo"]
+    });
+    let mut props = serde_json::Map::new();
+    for i in 0..200 {
+        props.insert(
+            format!("field_{i}"),
+            json!({"anyOf": [{"type": "string"}, {"$ref": "#/$defs/Nested"}]}),
+        );
+    }
+    let oversized = json!({
+        "type": "object",
+        "properties": props,
+        "$defs": {"Nested": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "array", "items": {"type": "string"}}}}}
+    });
+    let mut g = c.benchmark_group("compact_schema");
+    g.bench_function("typical", |b| {
+        b.iter(|| black_box(render_compact(black_box(&typical), SHAPE_CAP_BYTES)))
+    });
+    g.bench_function("oversized_truncated", |b| {
+        b.iter(|| black_box(render_compact(black_box(&oversized), SHAPE_CAP_BYTES)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_search, bench_schema);
+criterion_main!(benches);

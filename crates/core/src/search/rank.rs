@@ -1,0 +1,401 @@
+//! Ranking a query across the indexes of the catalogs being searched.
+//!
+//! The model is deliberately simple and explainable:
+//! - every query term gets an IDF weight computed over exactly the catalogs
+//!   searched (a term unknown to all of them gets the weight of the rarest);
+//! - a tool earns a term's weight times the strongest field it appears in
+//!   (name > title > description > connector text); matches are whole terms;
+//! - tiers come first: an exact tool name (0), then *complete* matches (1) —
+//!   tools carrying every scored term, or whose whole name is spelled out in
+//!   the query — then partial matches (2); within a tier, score decides and
+//!   catalog order breaks ties, so results are deterministic;
+//! - a result list is cut to the plausible answers: a partial page needs a
+//!   best match covering at least half the query's weight (otherwise it is a
+//!   clear no-match), and partial matches far below the best are dropped.
+//!
+//! How it stays fast (the model above is what it computes, exactly):
+//! - an exact name is looked up by the hash of the query's term sequence in
+//!   each index; when one exists it is the whole answer and no other tool is
+//!   looked at;
+//! - otherwise evidence is accumulated term by term from the postings into a
+//!   per-thread scratch array (reused across queries, reset lazily through a
+//!   generation stamp, so a query touching ten tools costs ten tools, not the
+//!   catalog); the same pass counts, per tool, the query words its name
+//!   carries, so only tools that could have a complete name or a phrase in
+//!   their name have their name read ([`score`]);
+//! - complete matches go straight into a bounded top-k selection (only
+//!   `offset + limit` hits are ever ordered); partial ones wait for the
+//!   relevance cut, which needs the best evidence of all.
+
+mod score;
+
+use std::cmp::Ordering;
+
+use crate::policy::Safety;
+
+use super::index::CatalogIndex;
+use super::tokenize::{TermKind, query_words, term_kind};
+use super::vocab::term_hash;
+
+use score::{Cand, Query, with_scratch};
+
+const W_NAME: f32 = 1.0;
+const W_TITLE: f32 = 0.8;
+const W_DESC: f32 = 0.55;
+/// A query word naming the connector (its id) matches each of its tools.
+const W_CONNECTOR: f32 = 0.45;
+/// A word of the connector's configured description: topical, weak.
+const W_TOPIC: f32 = 0.3;
+/// Bonus for a complete name (share of the query's total weight), plus a
+/// little per name term so the longer spelled-out name wins
+/// (`list all organizations` → `List-All-Organizations`).
+const COMPLETE_NAME_BONUS: f32 = 0.3;
+const NAME_TERM_BONUS: f32 = 0.05;
+/// Bonus when the whole name appears in the query as one phrase, and per
+/// pair of adjacent query words that are adjacent in the name.
+const PHRASE_BONUS: f32 = 0.05;
+const BIGRAM_BONUS: f32 = 0.05;
+/// Equal evidence: the tool that needs no approval first.
+const READ_ONLY_BONUS: f32 = 0.08;
+/// A partial page needs its best match to cover this share of the weight,
+/// or to match at least two of the query's words.
+const MIN_BEST_COVERAGE: f32 = 0.5;
+/// Matches are kept only within this ratio of the best evidence (scores
+/// without bonuses)…
+const KEEP_RATIO: f32 = 0.6;
+/// A partial match that alone carries a query word is kept down to this.
+const RESCUE_RATIO: f32 = 0.3;
+/// …and when they cover at least this share of the query's weight.
+const KEEP_COVERAGE: f32 = 0.25;
+/// Scored terms beyond this many are ignored (match masks are `u32`).
+pub const MAX_QUERY_TERMS: usize = 32;
+
+#[derive(Debug, Clone, Copy)]
+pub struct SearchQuery<'a> {
+    pub query: &'a str,
+    pub safety: Safety,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchMode {
+    /// Empty query: every admitted tool, in catalog order.
+    Browse,
+    /// Some returned tool matched every scored term (or the exact name).
+    All,
+    /// No tool matched every term; the plausible partial matches follow.
+    Partial,
+    /// Nothing plausible matched, or the query had no usable terms.
+    None,
+}
+
+/// Which of the query's words the results represent. Words are reported as
+/// the caller wrote them (lowercased), not as stems.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryAnalysis {
+    pub represented: Vec<String>,
+    pub unmatched: Vec<String>,
+    /// Function words that were not used for scoring.
+    pub ignored: Vec<String>,
+}
+
+/// One ranked tool: `source` indexes the slice of indexes given to [`rank`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub source: usize,
+    pub tool: u32,
+    pub tier: u8,
+    pub score: f32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    /// The first `window` hits in rank order (fewer when fewer matched).
+    pub hits: Vec<Hit>,
+    /// How many tools matched in all.
+    pub total: usize,
+    pub mode: MatchMode,
+    pub analysis: QueryAnalysis,
+}
+
+struct QTerm {
+    text: String,
+    surface: String,
+    kind: TermKind,
+    hash: u64,
+}
+
+/// The query as a term sequence, compounds resolved against the catalogs:
+/// `GitHub` is one term where some catalog knows `github`, else two.
+fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
+    let mut raw = Vec::new();
+    for word in query_words(query) {
+        let known = word.joined.as_ref().filter(|(t, _)| {
+            let h = term_hash(t);
+            indexes.iter().any(|ix| ix.find_term(t, h).is_some())
+        });
+        let terms = match known {
+            Some(j) => std::slice::from_ref(j),
+            None => &word.parts[..],
+        };
+        for (t, s) in terms {
+            raw.push(QTerm {
+                kind: term_kind(t, s),
+                hash: term_hash(t),
+                text: t.clone(),
+                surface: s.clone(),
+            });
+        }
+    }
+    raw
+}
+
+/// Rank every admitted tool of `indexes` against `q`, returning the first
+/// `window` hits sorted (the rest are only counted, which keeps a query that
+/// matches 10,000 tools cheap).
+pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ranked {
+    if q.query.trim().is_empty() {
+        return browse(indexes, q.safety, window);
+    }
+    let raw = query_terms(q.query, indexes);
+    // Distinct scored terms; soft terms (numbers) only when nothing else.
+    let mut terms: Vec<usize> = Vec::new();
+    let has_scored = raw.iter().any(|t| t.kind == TermKind::Scored);
+    for (i, t) in raw.iter().enumerate() {
+        let usable = t.kind == TermKind::Scored || t.kind == TermKind::Soft;
+        if usable && !terms.iter().any(|&j| raw[j].text == t.text) && terms.len() < MAX_QUERY_TERMS
+        {
+            terms.push(i);
+        }
+    }
+    let required = |i: usize| raw[i].kind == TermKind::Scored || !has_scored;
+    let mut ignored: Vec<String> = Vec::new();
+    for t in raw.iter().filter(|t| t.kind == TermKind::Stop) {
+        if !ignored.contains(&t.surface) {
+            ignored.push(t.surface.clone());
+        }
+    }
+    if terms.is_empty() {
+        return Ranked {
+            hits: Vec::new(),
+            total: 0,
+            mode: MatchMode::None,
+            analysis: QueryAnalysis {
+                ignored,
+                ..QueryAnalysis::default()
+            },
+        };
+    }
+
+    // Distinct texts of the raw sequence, looked up once per index.
+    let mut distinct: Vec<usize> = Vec::new();
+    let mut raw_distinct: Vec<usize> = Vec::with_capacity(raw.len());
+    for (i, t) in raw.iter().enumerate() {
+        match distinct.iter().position(|&j| raw[j].text == t.text) {
+            Some(d) => raw_distinct.push(d),
+            None => {
+                raw_distinct.push(distinct.len());
+                distinct.push(i);
+            }
+        }
+    }
+    let local: Vec<Option<u32>> = indexes
+        .iter()
+        .flat_map(|ix| {
+            distinct
+                .iter()
+                .map(|&i| ix.find_term(&raw[i].text, raw[i].hash))
+        })
+        .collect();
+    let n_distinct = distinct.len();
+    let term_distinct: Vec<usize> = terms.iter().map(|&i| raw_distinct[i]).collect();
+
+    // IDF over exactly these indexes.
+    let n_docs: usize = indexes.iter().map(|ix| ix.len()).sum();
+    let weights: Vec<f32> = term_distinct
+        .iter()
+        .map(|&d| {
+            let df: usize = indexes
+                .iter()
+                .enumerate()
+                .filter_map(|(src, ix)| local[src * n_distinct + d].map(|id| ix.doc_freq(id)))
+                .sum();
+            idf(n_docs, df)
+        })
+        .collect();
+    let required_mask: u32 = (0..terms.len())
+        .filter(|&k| required(terms[k]))
+        .fold(0, |m, k| m | 1 << k);
+    let total_weight: f32 = (0..terms.len())
+        .filter(|&k| required_mask & 1 << k != 0)
+        .map(|k| weights[k])
+        .sum::<f32>()
+        .max(f32::EPSILON);
+    // Adjacent scored query terms, as positions into `raw`.
+    let bigrams: Vec<(usize, usize)> = raw
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w[0].kind != TermKind::Stop && w[1].kind != TermKind::Stop)
+        .map(|(i, _)| (i, i + 1))
+        .collect();
+    // A distinct text is "scored" when some occurrence of it is not a
+    // function word.
+    let mut distinct_scored = vec![false; n_distinct];
+    for (i, t) in raw.iter().enumerate() {
+        if t.kind != TermKind::Stop {
+            distinct_scored[raw_distinct[i]] = true;
+        }
+    }
+
+    let query = Query {
+        raw_distinct: &raw_distinct,
+        distinct_scored: &distinct_scored,
+        term_distinct: &term_distinct,
+        weights: &weights,
+        required_mask,
+        total_weight,
+        n_required: required_mask.count_ones() as usize,
+        bigrams: &bigrams,
+        self_bigram: bigrams
+            .iter()
+            .any(|&(a, b)| raw_distinct[a] == raw_distinct[b]),
+        safety: q.safety,
+        local: &local,
+        n_distinct,
+    };
+    with_scratch(|scratch| {
+        // The query spells a tool's name exactly: that is the answer.
+        let exact = scratch.exact(indexes, &query);
+        if !exact.is_empty() {
+            let total = exact.len();
+            exact.sort_unstable_by(order);
+            return Ranked {
+                hits: exact.iter().take(window).map(Cand::hit).collect(),
+                total,
+                mode: MatchMode::All,
+                analysis: QueryAnalysis::default(),
+            };
+        }
+        let found = scratch.candidates(indexes, &query, window);
+        if found.plausible == 0 {
+            return no_match(&raw, &terms, ignored);
+        }
+        let (hits, total, all_terms, union) = scratch.cut(&query, found.best_base);
+        let mode = if all_terms {
+            MatchMode::All
+        } else {
+            MatchMode::Partial
+        };
+        let analysis = if mode == MatchMode::Partial {
+            let mut a = QueryAnalysis {
+                ignored,
+                ..QueryAnalysis::default()
+            };
+            for (k, &i) in terms.iter().enumerate() {
+                if !required(i) {
+                    continue;
+                }
+                let list = if union & 1 << k != 0 {
+                    &mut a.represented
+                } else {
+                    &mut a.unmatched
+                };
+                if !list.contains(&raw[i].surface) {
+                    list.push(raw[i].surface.clone());
+                }
+            }
+            a
+        } else {
+            QueryAnalysis::default()
+        };
+        Ranked {
+            hits,
+            total,
+            mode,
+            analysis,
+        }
+    })
+}
+
+fn order(a: &Cand, b: &Cand) -> Ordering {
+    a.tier
+        .cmp(&b.tier)
+        .then(b.score.total_cmp(&a.score))
+        .then(a.source.cmp(&b.source))
+        .then(a.tool.cmp(&b.tool))
+}
+
+/// BM25's IDF, floored so that a term carried by every tool still counts.
+fn idf(n: usize, df: usize) -> f32 {
+    let n = n as f32;
+    let df = df as f32;
+    ((n - df + 0.5) / (df + 0.5) + 1.0).ln() + 0.1
+}
+
+fn no_match(raw: &[QTerm], terms: &[usize], ignored: Vec<String>) -> Ranked {
+    let mut unmatched: Vec<String> = Vec::new();
+    for &i in terms {
+        if raw[i].kind == TermKind::Scored && !unmatched.contains(&raw[i].surface) {
+            unmatched.push(raw[i].surface.clone());
+        }
+    }
+    Ranked {
+        hits: Vec::new(),
+        total: 0,
+        mode: MatchMode::None,
+        analysis: QueryAnalysis {
+            represented: Vec::new(),
+            unmatched,
+            ignored,
+        },
+    }
+}
+
+/// Whether the safety filter admits a tool, from its read-only bit (the
+/// same predicate as [`Safety::admits`]).
+fn admits(safety: Safety, read_only: bool) -> bool {
+    match safety {
+        Safety::All => true,
+        Safety::ReadOnly => read_only,
+        Safety::ApprovalRequired => !read_only,
+    }
+}
+
+/// Every admitted tool in catalog order: counted from each index's
+/// read-only total, and only the first `window` are visited.
+fn browse(indexes: &[&CatalogIndex], safety: Safety, window: usize) -> Ranked {
+    let mut hits = Vec::with_capacity(window.min(256));
+    let mut total = 0;
+    for (source, ix) in indexes.iter().enumerate() {
+        let admitted = match safety {
+            Safety::All => ix.len(),
+            Safety::ReadOnly => ix.read_only_tools(),
+            Safety::ApprovalRequired => ix.len() - ix.read_only_tools(),
+        };
+        total += admitted;
+        if admitted == 0 {
+            continue;
+        }
+        for tool in 0..ix.len() as u32 {
+            if hits.len() >= window {
+                break;
+            }
+            if admits(safety, ix.read_only(tool)) {
+                hits.push(Hit {
+                    source,
+                    tool,
+                    tier: 1,
+                    score: 0.0,
+                });
+            }
+        }
+    }
+    Ranked {
+        hits,
+        total,
+        mode: MatchMode::Browse,
+        analysis: QueryAnalysis::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,849 @@
+//! Evidence per tool, name checks, the relevance cut and the top-k window.
+//!
+//! Everything allocated here lives in a per-thread [`Scratch`] reused by
+//! every query on that thread: a dense accumulator sized to the largest
+//! catalog seen (20 bytes a tool), reset lazily by a generation stamp, and
+//! the candidate and selection buffers.
+
+use std::cell::RefCell;
+
+use crate::policy::Safety;
+use crate::search::index::{CatalogIndex, F_DESC, F_NAME, F_TITLE};
+
+use super::{
+    BIGRAM_BONUS, COMPLETE_NAME_BONUS, Hit, KEEP_COVERAGE, KEEP_RATIO, MIN_BEST_COVERAGE,
+    NAME_TERM_BONUS, PHRASE_BONUS, READ_ONLY_BONUS, RESCUE_RATIO, W_CONNECTOR, W_DESC, W_NAME,
+    W_TITLE, W_TOPIC, admits, order,
+};
+
+/// The prepared query, shared by every index.
+pub(super) struct Query<'a> {
+    /// Raw term position → its distinct text.
+    pub raw_distinct: &'a [usize],
+    /// Per distinct text: some occurrence of it is not a function word.
+    pub distinct_scored: &'a [bool],
+    /// Scored term `k` → its distinct text.
+    pub term_distinct: &'a [usize],
+    pub weights: &'a [f32],
+    pub required_mask: u32,
+    pub total_weight: f32,
+    pub n_required: usize,
+    /// Adjacent non-function-word positions of the raw sequence.
+    pub bigrams: &'a [(usize, usize)],
+    /// Some bigram repeats one word (`record record`).
+    pub self_bigram: bool,
+    pub safety: Safety,
+    /// Term ids of the distinct texts: `local[source * n_distinct + d]`.
+    pub local: &'a [Option<u32>],
+    pub n_distinct: usize,
+}
+
+impl Query<'_> {
+    fn ids(&self, source: usize) -> &[Option<u32>] {
+        &self.local[source * self.n_distinct..(source + 1) * self.n_distinct]
+    }
+}
+
+/// A scored tool.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Cand {
+    pub source: u32,
+    pub tool: u32,
+    pub tier: u8,
+    /// Carries every scored term (or is the exact name).
+    pub all_terms: bool,
+    /// Evidence plus bonuses: the sort key within a tier.
+    pub score: f32,
+    /// Evidence only: what the relevance cut compares.
+    pub base: f32,
+    pub coverage: f32,
+    /// Terms matched anywhere (topic words included).
+    pub mask: u32,
+    /// Terms matched by the tool's own name.
+    pub own: u32,
+}
+
+impl Cand {
+    pub fn hit(&self) -> Hit {
+        Hit {
+            source: self.source as usize,
+            tool: self.tool,
+            tier: self.tier,
+            score: self.score,
+        }
+    }
+}
+
+/// What the candidate pass learned before the cut.
+pub(super) struct Found {
+    /// Plausible answers (complete, or covering enough of the query).
+    pub plausible: usize,
+    /// The best evidence among them.
+    pub best_base: f32,
+}
+
+/// Per-tool accumulator. `stamp` says which index visit wrote it; any other
+/// value means all zero.
+#[derive(Debug, Clone, Copy, Default)]
+struct Acc {
+    stamp: u32,
+    score: f32,
+    mask: u32,
+    own: u32,
+    /// Distinct necessary query terms the name's postings carry (an upper
+    /// bound on those its term sequence carries: joined compounds count).
+    have: u16,
+    /// Distinct non-function query terms the name carries (same bound).
+    hits: u16,
+}
+
+/// The last tool's result, reused for the next one with the same key.
+struct Memo {
+    key: (u32, u32, bool, NameFeat),
+    cand: Cand,
+    keep: bool,
+    order: u64,
+}
+
+/// What reading a tool's name found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct NameFeat {
+    complete: bool,
+    phrase: bool,
+    /// Distinct scored query terms the name spells out.
+    name_len: u16,
+    bigrams: u16,
+}
+
+/// The query against one index, for reading names.
+#[derive(Debug, Default)]
+struct NameCtx {
+    raw_ids: Vec<Option<u32>>,
+    scored_set: Vec<u32>,
+    raw_set: Vec<u32>,
+    bigram_ids: Vec<(u32, u32)>,
+}
+
+impl NameCtx {
+    fn fill(&mut self, q: &Query<'_>, ids: &[Option<u32>]) {
+        self.raw_ids.clear();
+        self.raw_ids.extend(q.raw_distinct.iter().map(|&d| ids[d]));
+        self.scored_set.clear();
+        self.raw_set.clear();
+        for (d, id) in ids.iter().enumerate() {
+            if let Some(id) = *id {
+                self.raw_set.push(id);
+                if q.distinct_scored[d] {
+                    self.scored_set.push(id);
+                }
+            }
+        }
+        self.scored_set.sort_unstable();
+        self.raw_set.sort_unstable();
+        self.bigram_ids.clear();
+        let raw_ids = &self.raw_ids;
+        self.bigram_ids.extend(
+            q.bigrams
+                .iter()
+                .filter_map(|&(a, b)| Some((raw_ids[a]?, raw_ids[b]?))),
+        );
+    }
+
+    /// Complete: every name term is in the query, except the connector's
+    /// own words and function words, and at least one scored term is.
+    fn features(&self, ix: &CatalogIndex, tool: u32) -> NameFeat {
+        let mut f = self.completeness(ix, tool);
+        f.bigrams = self.bigrams(ix, tool);
+        f
+    }
+
+    /// [`NameCtx::features`] without the bigram count.
+    fn completeness(&self, ix: &CatalogIndex, tool: u32) -> NameFeat {
+        let name = ix.name_terms(tool);
+        let mut name_len = 0u16;
+        let mut complete = true;
+        for (i, &term) in name.iter().enumerate() {
+            if self.scored_set.binary_search(&term).is_ok() {
+                if !name[..i].contains(&term) {
+                    name_len = name_len.saturating_add(1);
+                }
+            } else if self.raw_set.binary_search(&term).is_err()
+                && !ix.is_connector_term(term)
+                && !ix.is_name_stop(term)
+            {
+                complete = false;
+            }
+        }
+        complete &= name_len > 0;
+        let phrase = complete && name.len() >= 2 && contains_run(&self.raw_ids, name);
+        NameFeat {
+            complete,
+            name_len,
+            phrase,
+            bigrams: 0,
+        }
+    }
+
+    /// Query bigrams that are adjacent in the name.
+    fn bigrams(&self, ix: &CatalogIndex, tool: u32) -> u16 {
+        let name = ix.name_terms(tool);
+        let n = self
+            .bigram_ids
+            .iter()
+            .filter(|&&(a, b)| name.windows(2).any(|w| w[0] == a && w[1] == b))
+            .count();
+        u16::try_from(n).unwrap_or(u16::MAX)
+    }
+}
+
+fn seq_eq(a: &[u32], b: &[Option<u32>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Some(*x) == *y)
+}
+
+fn contains_run(hay: &[Option<u32>], needle: &[u32]) -> bool {
+    hay.windows(needle.len()).any(|w| seq_eq(needle, w))
+}
+
+/// Field weight by posting field bits: the strongest field wins.
+const FIELD_WEIGHT: [f32; 8] = {
+    let mut w = [0.0; 8];
+    let mut f = 1;
+    while f < 8 {
+        w[f] = if f as u8 & F_NAME != 0 {
+            W_NAME
+        } else if f as u8 & F_TITLE != 0 {
+            W_TITLE
+        } else if f as u8 & F_DESC != 0 {
+            W_DESC
+        } else {
+            0.0
+        };
+        f += 1;
+    }
+    w
+};
+
+/// Evidence from the connector's id and description words, which every
+/// tool of the catalog carries (unless it already matched them itself).
+fn add_connector_evidence(
+    q: &Query<'_>,
+    connector: u32,
+    topic: u32,
+    score: &mut f32,
+    mask: &mut u32,
+    strong: &mut u32,
+) {
+    let mut extra = (connector | topic) & !*mask;
+    while extra != 0 {
+        let k = extra.trailing_zeros() as usize;
+        let is_id = connector & 1 << k != 0;
+        *score += q.weights[k] * if is_id { W_CONNECTOR } else { W_TOPIC };
+        *mask |= 1 << k;
+        if is_id {
+            *strong |= 1 << k;
+        }
+        extra &= extra - 1;
+    }
+}
+
+/// Tier, coverage and the final score of one tool from its evidence.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    q: &Query<'_>,
+    source: usize,
+    tool: u32,
+    exact: bool,
+    score: f32,
+    mask: u32,
+    strong: u32,
+    own: u32,
+    name: NameFeat,
+    read_only: bool,
+) -> Cand {
+    let req = q.required_mask;
+    let covered: f32 = bits(mask & req).map(|k| q.weights[k]).sum();
+    let coverage = covered / q.total_weight;
+    let complete_terms = strong & req == req;
+    let complete_name = name.complete && (name.name_len >= 2 || q.n_required == 1);
+    let tier = if exact {
+        0
+    } else if complete_terms || complete_name {
+        1
+    } else {
+        2
+    };
+    let mut s = score;
+    if complete_name {
+        // Scaled by coverage: a complete name that explains half the
+        // query must not beat a tool that explains all of it.
+        s += q.total_weight
+            * coverage
+            * (COMPLETE_NAME_BONUS + NAME_TERM_BONUS * name.name_len.min(4) as f32);
+    }
+    if name.phrase {
+        s += q.total_weight * PHRASE_BONUS;
+    }
+    s += q.total_weight * BIGRAM_BONUS * name.bigrams as f32;
+    if read_only {
+        s += q.total_weight * READ_ONLY_BONUS;
+    }
+    Cand {
+        source: source as u32,
+        tool,
+        tier,
+        all_terms: complete_terms || exact,
+        score: s,
+        base: score,
+        coverage,
+        mask,
+        own,
+    }
+}
+
+/// Set bit positions, ascending.
+fn bits(mut m: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let k = m.trailing_zeros() as usize;
+            m &= m - 1;
+            k
+        })
+    })
+}
+
+/// A tool is a plausible answer when it is complete, explains at least half
+/// the query's weight, or matches two of its words.
+fn plausible(c: &Cand, q: &Query<'_>) -> bool {
+    c.tier <= 1 || c.coverage >= MIN_BEST_COVERAGE || (c.mask & q.required_mask).count_ones() >= 2
+}
+
+/// The `offset + limit` best hits, without ordering the rest: a buffer of
+/// up to twice the window is cut back to the window by partial selection,
+/// and anything not better than the window's worst is skipped at once.
+#[derive(Debug, Default)]
+struct TopK {
+    window: usize,
+    /// `(tier and score key, source and tool key, score)`.
+    buf: Vec<(u64, u64, f32)>,
+    threshold: Option<(u64, u64)>,
+}
+
+impl TopK {
+    fn reset(&mut self, window: usize) {
+        self.window = window;
+        self.buf.clear();
+        self.threshold = None;
+    }
+
+    fn push(&mut self, c: &Cand) {
+        self.push_key(order_key(c.tier, c.score), c.source, c.tool, c.score);
+    }
+
+    /// Push with the tier-and-score key already computed.
+    #[inline]
+    fn push_key(&mut self, order: u64, source: u32, tool: u32, score: f32) {
+        if self.window == 0 {
+            return;
+        }
+        let key = (order, u64::from(source) << 32 | u64::from(tool));
+        if self.threshold.is_some_and(|th| key >= th) {
+            return;
+        }
+        self.insert(key, score);
+    }
+
+    #[inline(never)]
+    fn insert(&mut self, key: (u64, u64), score: f32) {
+        self.buf.push((key.0, key.1, score));
+        if self.buf.len() >= self.window.saturating_mul(2).max(64) {
+            let w = self.window;
+            self.buf.select_nth_unstable_by_key(w - 1, |e| (e.0, e.1));
+            self.buf.truncate(w);
+            self.threshold = Some((self.buf[w - 1].0, self.buf[w - 1].1));
+        }
+    }
+
+    fn finish(&mut self) -> Vec<Hit> {
+        self.buf.sort_unstable_by_key(|e| (e.0, e.1));
+        self.buf.truncate(self.window);
+        self.buf
+            .iter()
+            .map(|&(k1, k2, score)| Hit {
+                source: (k2 >> 32) as usize,
+                tool: k2 as u32,
+                tier: (k1 >> 32) as u8,
+                score,
+            })
+            .collect()
+    }
+}
+
+/// Ascending in tier, then descending in score under `f32::total_cmp`.
+fn order_key(tier: u8, score: f32) -> u64 {
+    let b = score.to_bits();
+    let ascending = if b >> 31 == 1 { !b } else { b | 0x8000_0000 };
+    u64::from(tier) << 32 | u64::from(!ascending)
+}
+
+/// Reusable per-thread buffers (see the module docs).
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    acc: Vec<Acc>,
+    stamp: u32,
+    touched: Vec<u32>,
+    done: Vec<bool>,
+    names: NameCtx,
+    seq: Vec<u32>,
+    named: Vec<u32>,
+    exact: Vec<Cand>,
+    pending: Vec<Cand>,
+    rest: Vec<Cand>,
+    top: TopK,
+    // The answer so far: complete matches, then what survives the cut.
+    total: usize,
+    all_terms: bool,
+    union_mask: u32,
+    union_own: u32,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Run `f` with this thread's scratch (a fresh one if it is in use).
+pub(super) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+impl Scratch {
+    /// Tools whose name the query spells exactly (alone, or after the
+    /// connector id), admitted and matched by some query term.
+    pub fn exact(&mut self, indexes: &[&CatalogIndex], q: &Query<'_>) -> &mut Vec<Cand> {
+        self.exact.clear();
+        for (source, ix) in indexes.iter().enumerate() {
+            let ids = q.ids(source);
+            self.seq.clear();
+            for &d in q.raw_distinct {
+                match ids[d] {
+                    Some(id) => self.seq.push(id),
+                    None => break,
+                }
+            }
+            if self.seq.len() != q.raw_distinct.len() {
+                continue;
+            }
+            self.named.clear();
+            self.named.extend(ix.tools_named(&self.seq));
+            let conn = ix.connector_terms();
+            if !conn.is_empty() && self.seq.len() > conn.len() && self.seq.starts_with(conn) {
+                self.named.extend(ix.tools_named(&self.seq[conn.len()..]));
+            }
+            if self.named.is_empty() {
+                continue;
+            }
+            self.names.fill(q, ids);
+            for i in 0..self.named.len() {
+                let tool = self.named[i];
+                if let Some(c) = self.one(source, ix, q, ids, tool) {
+                    self.exact.push(c);
+                }
+            }
+        }
+        &mut self.exact
+    }
+
+    /// One exact-name tool, scored on its own from binary-searched postings;
+    /// `None` when the safety filter refuses it or no query term matches it.
+    fn one(
+        &self,
+        source: usize,
+        ix: &CatalogIndex,
+        q: &Query<'_>,
+        ids: &[Option<u32>],
+        tool: u32,
+    ) -> Option<Cand> {
+        let read_only = ix.read_only(tool);
+        if !admits(q.safety, read_only) {
+            return None;
+        }
+        let (mut score, mut mask, mut own) = (0f32, 0u32, 0u32);
+        let (mut connector, mut topic) = (0u32, 0u32);
+        for (k, &d) in q.term_distinct.iter().enumerate() {
+            let Some(id) = ids[d] else { continue };
+            if ix.is_connector_term(id) {
+                connector |= 1 << k;
+                continue;
+            } else if ix.is_topic_term(id) {
+                topic |= 1 << k;
+            }
+            let fields = ix.fields_of(id, tool);
+            if fields != 0 {
+                score += q.weights[k] * FIELD_WEIGHT[fields as usize];
+                mask |= 1 << k;
+                if fields & F_NAME != 0 {
+                    own |= 1 << k;
+                }
+            }
+        }
+        if mask == 0 && connector == 0 && topic == 0 {
+            return None;
+        }
+        let mut strong = mask;
+        add_connector_evidence(q, connector, topic, &mut score, &mut mask, &mut strong);
+        let name = self.names.features(ix, tool);
+        Some(finish(
+            q, source, tool, true, score, mask, strong, own, name, read_only,
+        ))
+    }
+
+    /// Score every candidate of every index (there is no exact name).
+    /// Complete matches are final at once; partial ones wait in `pending`.
+    pub fn candidates(&mut self, indexes: &[&CatalogIndex], q: &Query<'_>, window: usize) -> Found {
+        self.top.reset(window);
+        self.pending.clear();
+        self.total = 0;
+        self.all_terms = false;
+        self.union_mask = 0;
+        self.union_own = 0;
+        let mut found = Found {
+            plausible: 0,
+            best_base: 0.0,
+        };
+        for (source, ix) in indexes.iter().enumerate() {
+            let ids = q.ids(source);
+            if ids.iter().any(Option::is_some) {
+                self.index(source, ix, q, ids, &mut found);
+            }
+        }
+        found
+    }
+
+    fn next_stamp(&mut self, n: usize) -> u32 {
+        if self.acc.len() < n {
+            self.acc.resize(n, Acc::default());
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.acc.iter_mut().for_each(|a| a.stamp = 0);
+            self.stamp = 1;
+        }
+        self.stamp
+    }
+
+    fn index(
+        &mut self,
+        source: usize,
+        ix: &CatalogIndex,
+        q: &Query<'_>,
+        ids: &[Option<u32>],
+        found: &mut Found,
+    ) {
+        let n = ix.len();
+        let stamp = self.next_stamp(n);
+        let (mut connector, mut topic, mut work) = (0u32, 0u32, 0usize);
+        for (k, &d) in q.term_distinct.iter().enumerate() {
+            let Some(id) = ids[d] else { continue };
+            if ix.is_connector_term(id) {
+                // The connector's own name counts the same for all its
+                // tools, wherever a tool repeats it (`slack_post_message`).
+                connector |= 1 << k;
+            } else {
+                if ix.is_topic_term(id) {
+                    topic |= 1 << k;
+                }
+                work += ix.raw_postings(id).len();
+            }
+        }
+        let every_tool = connector | topic != 0;
+        // A query reaching a good share of the catalog fills the accumulator
+        // once and skips the per-posting stamp check.
+        let dense = every_tool || work.saturating_mul(4) >= n;
+        self.touched.clear();
+        if dense {
+            self.acc[..n].fill(Acc {
+                stamp,
+                ..Acc::default()
+            });
+            self.accumulate::<true>(ix, q, ids, stamp);
+        } else {
+            self.accumulate::<false>(ix, q, ids, stamp);
+            if self.touched.is_empty() {
+                return;
+            }
+        }
+
+        let bigram_hits = if q.bigrams.is_empty() {
+            u16::MAX
+        } else if q.self_bigram {
+            1
+        } else {
+            2
+        };
+        let mut names_ready = false;
+        // A tool whose evidence and name findings equal the previous one's
+        // scores the same: `(score bits, mask, read-only, name)` → result
+        // (and plausibility). Long runs of alike tools cost one `finish`.
+        let mut memo: Option<Memo> = None;
+        let count = if dense { n } else { self.touched.len() };
+        for i in 0..count {
+            let tool = if dense { i as u32 } else { self.touched[i] };
+            let a = self.acc[tool as usize];
+            if !every_tool && a.mask == 0 {
+                continue;
+            }
+            let read_only = ix.read_only(tool);
+            if !admits(q.safety, read_only) {
+                continue;
+            }
+            // Only a name carrying query words can be complete or hold a
+            // query bigram; only those names are read.
+            let mut name = NameFeat::default();
+            if a.hits > 0 {
+                let complete = a.have >= u16::from(ix.name_need(tool));
+                let bigrams = a.hits >= bigram_hits;
+                if (complete || bigrams) && !names_ready {
+                    self.names.fill(q, ids);
+                    names_ready = true;
+                }
+                if complete {
+                    name = self.names.completeness(ix, tool);
+                }
+                if bigrams {
+                    name.bigrams = self.names.bigrams(ix, tool);
+                }
+            }
+            let key = (a.score.to_bits(), a.mask, read_only, name);
+            if let Some(m) = &memo
+                && m.key == key
+            {
+                // The same result as the previous tool: only what differs
+                // per tool (its id, its name's terms) is recorded.
+                if !m.keep {
+                    continue;
+                }
+                found.plausible += 1;
+                if m.cand.tier == 1 {
+                    self.union_own |= a.own;
+                    self.total += 1;
+                    self.top
+                        .push_key(m.order, source as u32, tool, m.cand.score);
+                } else {
+                    self.pending.push(Cand {
+                        tool,
+                        own: a.own,
+                        ..m.cand
+                    });
+                }
+                continue;
+            }
+            let (mut score, mut mask) = (a.score, a.mask);
+            let mut strong = mask;
+            add_connector_evidence(q, connector, topic, &mut score, &mut mask, &mut strong);
+            let c = finish(
+                q, source, tool, false, score, mask, strong, a.own, name, read_only,
+            );
+            let keep = plausible(&c, q);
+            memo = Some(Memo {
+                key,
+                cand: c,
+                keep,
+                order: order_key(c.tier, c.score),
+            });
+            if !keep {
+                continue;
+            }
+            found.plausible += 1;
+            found.best_base = found.best_base.max(c.base);
+            if c.tier == 1 {
+                self.union_own |= c.own;
+                self.accept(&c);
+            } else {
+                self.pending.push(c);
+            }
+        }
+    }
+
+    /// Evidence, term by term, into the accumulator; the same pass counts
+    /// the query words each name carries. `DENSE`: the accumulator is
+    /// already reset for the whole index.
+    fn accumulate<const DENSE: bool>(
+        &mut self,
+        ix: &CatalogIndex,
+        q: &Query<'_>,
+        ids: &[Option<u32>],
+        stamp: u32,
+    ) {
+        let acc = &mut self.acc[..ix.len()];
+        let touched = &mut self.touched;
+        let mut touch = |acc: &mut [Acc], t: usize| {
+            if !DENSE && acc[t].stamp != stamp {
+                acc[t] = Acc {
+                    stamp,
+                    ..Acc::default()
+                };
+                touched.push(t as u32);
+            }
+        };
+        self.done.clear();
+        self.done.resize(q.n_distinct, false);
+        for (k, &d) in q.term_distinct.iter().enumerate() {
+            let Some(id) = ids[d] else { continue };
+            if ix.is_connector_term(id) {
+                continue;
+            }
+            self.done[d] = true;
+            let bit = 1u32 << k;
+            let w = q.weights[k];
+            let necessary = u16::from(ix.is_necessary(id));
+            for &p in ix.raw_postings(id) {
+                let t = CatalogIndex::posting_tool(p);
+                let fields = CatalogIndex::posting_fields(p);
+                touch(acc, t);
+                let a = &mut acc[t];
+                a.score += w * FIELD_WEIGHT[usize::from(fields & 7)];
+                a.mask |= bit;
+                if fields & F_NAME != 0 {
+                    a.own |= bit;
+                    a.have = a.have.wrapping_add(necessary);
+                    a.hits = a.hits.wrapping_add(1);
+                }
+            }
+        }
+        // Name terms of the other query words (function words, the
+        // connector id, terms past the scored limit), and name terms that
+        // have no posting. (Counts cannot wrap: a query has at most a few
+        // hundred words.)
+        for (d, id) in ids.iter().enumerate() {
+            let Some(id) = *id else { continue };
+            let scored = u16::from(q.distinct_scored[d]);
+            if !self.done[d] {
+                let necessary = u16::from(ix.is_necessary(id));
+                if necessary | scored != 0 {
+                    for &p in ix.raw_postings(id) {
+                        if CatalogIndex::posting_fields(p) & F_NAME != 0 {
+                            let t = CatalogIndex::posting_tool(p);
+                            touch(acc, t);
+                            acc[t].have = acc[t].have.wrapping_add(necessary);
+                            acc[t].hits = acc[t].hits.wrapping_add(scored);
+                        }
+                    }
+                }
+            }
+            if scored != 0 && ix.has_name_extra() {
+                for t in ix.name_extra(id) {
+                    let t = t as usize;
+                    touch(acc, t);
+                    acc[t].hits = acc[t].hits.wrapping_add(1);
+                }
+            }
+        }
+    }
+
+    fn accept(&mut self, c: &Cand) {
+        self.total += 1;
+        self.all_terms |= c.all_terms;
+        self.union_mask |= c.mask;
+        self.top.push(c);
+    }
+
+    /// The relevance cut: complete matches stay; partial ones stay when
+    /// their evidence is close to the best's — or when they are the only
+    /// tool whose name carries some query word (the other half of a
+    /// multi-intent query: "zones, DNS records and analytics").
+    ///
+    /// Returns the window's hits, the total, whether some kept tool carries
+    /// every term, and the union of the kept tools' term masks.
+    pub fn cut(&mut self, q: &Query<'_>, best_base: f32) -> (Vec<Hit>, usize, bool, u32) {
+        self.rest.clear();
+        let pending = std::mem::take(&mut self.pending);
+        for c in &pending {
+            if c.base >= KEEP_RATIO * best_base && c.coverage >= KEEP_COVERAGE {
+                self.union_own |= c.own;
+                self.accept(c);
+            } else if c.own & q.required_mask != 0 && c.base >= RESCUE_RATIO * best_base {
+                self.rest.push(*c);
+            }
+        }
+        self.pending = pending;
+        let mut rest = std::mem::take(&mut self.rest);
+        rest.sort_unstable_by(order);
+        for c in &rest {
+            let new = c.own & q.required_mask & !self.union_own;
+            if new != 0 {
+                self.union_own |= new;
+                self.accept(c);
+            }
+        }
+        self.rest = rest;
+        (
+            self.top.finish(),
+            self.total,
+            self.all_terms,
+            self.union_mask,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_key_sorts_like_total_cmp_descending() {
+        let scores = [
+            f32::NEG_INFINITY,
+            -3.5,
+            -0.0,
+            0.0,
+            1e-30,
+            0.25,
+            0.5,
+            7.0,
+            f32::INFINITY,
+        ];
+        for &a in &scores {
+            for &b in &scores {
+                for (ta, tb) in [(1, 1), (1, 2), (2, 1)] {
+                    let want = ta.cmp(&tb).then(b.total_cmp(&a));
+                    assert_eq!(order_key(ta, a).cmp(&order_key(tb, b)), want, "{a} {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn field_weights_take_the_strongest_field() {
+        assert_eq!(FIELD_WEIGHT[usize::from(F_NAME | F_DESC)], W_NAME);
+        assert_eq!(FIELD_WEIGHT[usize::from(F_TITLE | F_DESC)], W_TITLE);
+        assert_eq!(FIELD_WEIGHT[usize::from(F_DESC)], W_DESC);
+    }
+
+    #[test]
+    fn top_k_keeps_the_best_window_in_order() {
+        let mut top = TopK::default();
+        top.reset(3);
+        let cands: Vec<Cand> = (0..500u32)
+            .map(|i| Cand {
+                source: i % 7,
+                tool: i,
+                tier: (1 + i % 2) as u8,
+                all_terms: false,
+                score: ((i * 37) % 101) as f32,
+                base: 0.0,
+                coverage: 0.0,
+                mask: 0,
+                own: 0,
+            })
+            .collect();
+        for c in &cands {
+            top.push(c);
+        }
+        let mut sorted = cands.clone();
+        sorted.sort_unstable_by(order);
+        let want: Vec<Hit> = sorted.iter().take(3).map(Cand::hit).collect();
+        assert_eq!(top.finish(), want);
+    }
+}

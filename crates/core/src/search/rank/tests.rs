@@ -1,0 +1,156 @@
+//! Ranking behaviour: tiers, connector words, no-match, partial analysis,
+//! the safety filter and the window.
+
+use super::*;
+use crate::catalog::{Catalog, ToolDef};
+use crate::policy::Annotations;
+use serde_json::json;
+use std::sync::Arc;
+
+fn tool(name: &str, desc: &str, ro: bool) -> ToolDef {
+    ToolDef {
+        name: name.into(),
+        title: None,
+        description: Some(desc.into()),
+        input_schema: Arc::new(json!({"type":"object"})),
+        output_schema: None,
+        annotations: Annotations {
+            read_only_hint: Some(ro),
+            ..Annotations::default()
+        },
+    }
+}
+
+fn fixture() -> Vec<CatalogIndex> {
+    let gh = Catalog::new(
+        "gh",
+        vec![
+            tool("list_issues", "List issues in a repository", true),
+            tool("create_issue", "Create a new issue", false),
+            tool("get_pull_request", "Get one pull request", true),
+            tool("list_issue_comments", "List comments on an issue", true),
+        ],
+    );
+    let notes = Catalog::new(
+        "notes",
+        vec![tool("search_notes", "Search notes by text", true)],
+    );
+    vec![
+        CatalogIndex::with_description(Arc::new(gh), Some("GitHub code hosting")),
+        CatalogIndex::build(Arc::new(notes)),
+    ]
+}
+
+fn run(query: &str) -> (Vec<String>, Ranked) {
+    let idx = fixture();
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let r = rank(
+        &refs,
+        &SearchQuery {
+            query,
+            safety: Safety::All,
+        },
+        100,
+    );
+    let names = r
+        .hits
+        .iter()
+        .map(|h| {
+            refs[h.source].catalog().tools()[h.tool as usize]
+                .name
+                .clone()
+        })
+        .collect();
+    (names, r)
+}
+
+#[test]
+fn complete_name_outranks_longer_names() {
+    let (names, r) = run("list issues");
+    assert_eq!(names[0], "list_issues");
+    assert_eq!(r.mode, MatchMode::All);
+}
+
+#[test]
+fn exact_name_is_the_first_tier() {
+    let (names, r) = run("create_issue");
+    assert_eq!(names[0], "create_issue");
+    assert_eq!(r.hits[0].tier, 0);
+    let (names, _) = run("gh.create_issue");
+    assert_eq!(names[0], "create_issue");
+}
+
+#[test]
+fn connector_words_match_every_tool_of_the_connector() {
+    let (names, _) = run("github");
+    assert_eq!(names.len(), 4);
+}
+
+#[test]
+fn stopword_only_query_is_no_match_and_empty_browses() {
+    let (_, r) = run("how do I do it");
+    assert_eq!(r.mode, MatchMode::None);
+    assert_eq!(r.total, 0);
+    assert!(r.analysis.ignored.contains(&"how".to_string()));
+    let (names, r) = run("  ");
+    assert_eq!(r.mode, MatchMode::Browse);
+    assert_eq!(names.len(), 5);
+}
+
+#[test]
+fn partial_reports_represented_and_unmatched_words() {
+    let (names, r) = run("list issue comments zebra");
+    assert_eq!(r.mode, MatchMode::Partial);
+    assert_eq!(names[0], "list_issue_comments");
+    assert_eq!(r.analysis.unmatched, vec!["zebra".to_string()]);
+    assert!(r.analysis.represented.contains(&"comments".to_string()));
+}
+
+#[test]
+fn weak_partial_matches_are_a_clear_no_match() {
+    let (_, r) = run("zebra giraffe weather issue");
+    assert_eq!(r.mode, MatchMode::None);
+    assert_eq!(r.analysis.unmatched.len(), 4);
+}
+
+#[test]
+fn safety_filter_uses_the_call_path_predicate() {
+    let idx = fixture();
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    for safety in [Safety::ReadOnly, Safety::ApprovalRequired] {
+        let r = rank(
+            &refs,
+            &SearchQuery {
+                query: "issue",
+                safety,
+            },
+            100,
+        );
+        for h in &r.hits {
+            let def = &refs[h.source].catalog().tools()[h.tool as usize];
+            assert!(safety.admits(&def.annotations));
+        }
+        assert!(r.total > 0);
+    }
+}
+
+#[test]
+fn numbers_score_when_present_and_never_count_as_missing() {
+    let (names, r) = run("issue 177");
+    assert_eq!(r.mode, MatchMode::All);
+    assert!(names.contains(&"list_issues".to_string()));
+}
+
+#[test]
+fn window_returns_the_same_prefix_as_a_full_sort() {
+    let idx = fixture();
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let q = SearchQuery {
+        query: "github issue",
+        safety: Safety::All,
+    };
+    let full = rank(&refs, &q, 100);
+    let two = rank(&refs, &q, 2);
+    assert_eq!(two.total, full.total);
+    assert_eq!(two.hits, full.hits[..2]);
+}

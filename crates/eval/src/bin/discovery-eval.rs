@@ -1,0 +1,106 @@
+//! `cargo run -p connecta-eval --bin discovery-eval -- [--json] [--verbose]
+//! [--no-gate] [CORPUS…]`
+//!
+//! Without paths it evaluates this crate's development corpus (gated) and,
+//! when present, the shared development corpus (`../shared/data/…` next to
+//! the repository), which is reported but not gated: it is a two-query
+//! regression check of top-1 ordering whose labels name only the expected
+//! top, so its precision is not meaningful. Every corpus named on the
+//! command line is gated. Exits 1 when a gated corpus misses a bar (unless
+//! `--no-gate`), 2 on a usage or input error.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use connecta_eval::{evaluate, load, render_markdown};
+
+fn main() -> ExitCode {
+    let mut json = false;
+    let mut verbose = false;
+    let mut gate = true;
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--json" => json = true,
+            "--verbose" | "-v" => verbose = true,
+            "--no-gate" => gate = false,
+            "--help" | "-h" => {
+                println!(
+                    "usage: discovery-eval [--json] [--verbose] [--no-gate] [CORPUS.json …]\n\
+                     default corpora: crates/eval/corpus/development.json and, if present, \
+                     ../shared/data/discovery-development.json"
+                );
+                return ExitCode::SUCCESS;
+            }
+            other if other.starts_with('-') => {
+                eprintln!("unknown option {other}");
+                return ExitCode::from(2);
+            }
+            path => paths.push(PathBuf::from(path)),
+        }
+    }
+    let mut gated: Vec<bool> = vec![true; paths.len()];
+    if paths.is_empty() {
+        let (p, g) = default_corpora();
+        paths = p;
+        gated = g;
+    }
+    let mut reports = Vec::new();
+    for path in &paths {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("{}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        };
+        let mut corpus = match load(&text) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("{}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        };
+        if corpus.name.is_empty() {
+            corpus.name = path.display().to_string();
+        }
+        reports.push(evaluate(&corpus));
+    }
+    if json {
+        match serde_json::to_string_pretty(&reports) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        for r in &reports {
+            println!("{}", render_markdown(r, verbose));
+        }
+    }
+    let missed = reports
+        .iter()
+        .zip(&gated)
+        .any(|(r, g)| *g && !r.missed_bars.is_empty());
+    if gate && missed {
+        eprintln!("discovery bars missed");
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+fn default_corpora() -> (Vec<PathBuf>, Vec<bool>) {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = vec![crate_dir.join("corpus/development.json")];
+    let mut gated = vec![true];
+    // crates/eval → repository root → its sibling `shared/`.
+    if let Some(root) = crate_dir.parent().and_then(Path::parent) {
+        let shared = root.join("../shared/data/discovery-development.json");
+        if shared.exists() {
+            out.push(shared);
+            gated.push(false);
+        }
+    }
+    (out, gated)
+}

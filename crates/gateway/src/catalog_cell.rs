@@ -1,0 +1,323 @@
+//! One connector's catalog, cached: a TTL, a stale window during which the
+//! old catalog is served while one background refresh runs, and exactly one
+//! refresh in flight per connector. A partial catalog is a failure and is
+//! never cached or served. Each loaded catalog carries its search index
+//! (built lazily, once per fingerprint) and its compiled argument validators.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use connecta_connectors::DynConnector;
+use connecta_core::catalog::{Catalog, ToolDef};
+use connecta_core::config::ConnectorConfig;
+use connecta_core::error::{ErrorCode, ToolError};
+use connecta_core::glob::passes_filters;
+use connecta_core::search::CatalogIndex;
+use connecta_store::{Store, StoredCatalog};
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+
+use crate::clock::now_ms;
+use crate::validate::ArgValidator;
+
+/// A loaded catalog and what is derived from it.
+pub struct Loaded {
+    pub catalog: Arc<Catalog>,
+    pub fetched_at_ms: i64,
+    /// The connector's configured description, indexed with every tool.
+    description: Option<String>,
+    index: OnceLock<Arc<CatalogIndex>>,
+    validators: Mutex<HashMap<String, Arc<ArgValidator>>>,
+    /// Sanitized tool name → tool positions, for program shortcuts.
+    aliases: OnceLock<HashMap<String, Vec<usize>>>,
+}
+
+impl Loaded {
+    /// The tools a shortcut name could mean: the exact name first; failing
+    /// that, every tool whose sanitized name is `alias` (contract A2/A3).
+    pub fn by_alias(&self, alias: &str) -> Vec<Arc<ToolDef>> {
+        if let Some(t) = self.catalog.get(alias) {
+            return vec![t.clone()];
+        }
+        let map = self.aliases.get_or_init(|| {
+            let mut m: HashMap<String, Vec<usize>> = HashMap::new();
+            for (i, t) in self.catalog.tools().iter().enumerate() {
+                m.entry(connecta_core::address::sanitize_identifier(&t.name))
+                    .or_default()
+                    .push(i);
+            }
+            m
+        });
+        map.get(alias)
+            .map(|ix| {
+                ix.iter()
+                    .map(|&i| self.catalog.tools()[i].clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn new(catalog: Catalog, fetched_at_ms: i64, description: Option<String>) -> Loaded {
+        Loaded {
+            catalog: Arc::new(catalog),
+            fetched_at_ms,
+            description,
+            index: OnceLock::new(),
+            validators: Mutex::new(HashMap::new()),
+            aliases: OnceLock::new(),
+        }
+    }
+
+    /// The search index, built on first use (and warmed in the background
+    /// right after a catalog loads, so requests rarely pay for it).
+    pub fn index(&self) -> Arc<CatalogIndex> {
+        self.index
+            .get_or_init(|| {
+                Arc::new(CatalogIndex::with_description(
+                    self.catalog.clone(),
+                    self.description.as_deref(),
+                ))
+            })
+            .clone()
+    }
+
+    /// Build the index off the request path.
+    fn warm(self: &Arc<Self>) {
+        if self.index.get().is_none() {
+            let me = self.clone();
+            tokio::task::spawn_blocking(move || {
+                me.index();
+            });
+        }
+    }
+
+    /// The compiled validator for a tool's input schema, compiled on first use.
+    pub fn validator(&self, tool: &ToolDef) -> Arc<ArgValidator> {
+        let mut map = self.validators.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry(tool.name.clone())
+            .or_insert_with(|| Arc::new(ArgValidator::compile(&tool.input_schema)))
+            .clone()
+    }
+}
+
+type Refresh = Shared<BoxFuture<'static, Result<Arc<Loaded>, ToolError>>>;
+
+pub struct CatalogCell {
+    connector: DynConnector,
+    config: Arc<ConnectorConfig>,
+    store: Arc<dyn Store>,
+    list_timeout: Duration,
+    current: Mutex<Option<Arc<Loaded>>>,
+    inflight: Mutex<Option<Refresh>>,
+    last_error: Mutex<Option<ToolError>>,
+}
+
+/// The freshness of what a cell holds, for `/health`.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogStatus {
+    pub tools: usize,
+    pub fingerprint: String,
+    pub age_ms: i64,
+    pub stale: bool,
+}
+
+impl CatalogCell {
+    pub fn new(
+        connector: DynConnector,
+        config: Arc<ConnectorConfig>,
+        store: Arc<dyn Store>,
+        list_timeout: Duration,
+    ) -> CatalogCell {
+        CatalogCell {
+            connector,
+            config,
+            store,
+            list_timeout,
+            current: Mutex::new(None),
+            inflight: Mutex::new(None),
+            last_error: Mutex::new(None),
+        }
+    }
+
+    /// Seed the cell with a catalog persisted by an earlier run, if it is
+    /// still within its stale window.
+    pub async fn restore(&self) {
+        let Ok(Some(stored)) = self.store.catalog_get(&self.config.id).await else {
+            return;
+        };
+        let age = now_ms() - stored.fetched_at_ms;
+        if age < 0
+            || age as u128 >= (self.config.catalog_ttl + self.config.catalog_stale).as_millis()
+        {
+            return;
+        }
+        let Ok(tools) = serde_json::from_str::<Vec<ToolDef>>(&stored.tools_json) else {
+            return;
+        };
+        let loaded = Arc::new(Loaded::new(
+            Catalog::new(&self.config.id, tools),
+            stored.fetched_at_ms,
+            self.config.description.clone(),
+        ));
+        loaded.warm();
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(loaded);
+    }
+
+    pub fn peek(&self) -> Option<Arc<Loaded>> {
+        self.current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn status(&self) -> Option<CatalogStatus> {
+        let loaded = self.peek()?;
+        let age = now_ms() - loaded.fetched_at_ms;
+        Some(CatalogStatus {
+            tools: loaded.catalog.len(),
+            fingerprint: loaded.catalog.fingerprint().to_owned(),
+            age_ms: age,
+            stale: age as u128 >= self.config.catalog_ttl.as_millis(),
+        })
+    }
+
+    pub fn last_error(&self) -> Option<ToolError> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The catalog to serve now: fresh; or stale within the window (and a
+    /// background refresh started); or, failing both, the result of a refresh.
+    pub async fn get(self: &Arc<Self>) -> Result<Arc<Loaded>, ToolError> {
+        if let Some(loaded) = self.peek() {
+            let age = (now_ms() - loaded.fetched_at_ms).max(0) as u128;
+            if age < self.config.catalog_ttl.as_millis() {
+                return Ok(loaded);
+            }
+            if age < (self.config.catalog_ttl + self.config.catalog_stale).as_millis() {
+                let refresh = self.refresh_future();
+                tokio::spawn(async move {
+                    let _ = refresh.await;
+                });
+                return Ok(loaded);
+            }
+        }
+        self.refresh_future().await
+    }
+
+    /// Force a refresh now (single flight with any refresh already running).
+    pub async fn refresh(self: &Arc<Self>) -> Result<Arc<Loaded>, ToolError> {
+        self.refresh_future().await
+    }
+
+    fn refresh_future(self: &Arc<Self>) -> Refresh {
+        let mut slot = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = slot.as_ref() {
+            return f.clone();
+        }
+        let me = self.clone();
+        let fut: BoxFuture<'static, Result<Arc<Loaded>, ToolError>> = async move {
+            let result = me.load().await;
+            *me.inflight.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            result
+        }
+        .boxed();
+        let shared = fut.shared();
+        *slot = Some(shared.clone());
+        shared
+    }
+
+    async fn load(&self) -> Result<Arc<Loaded>, ToolError> {
+        let id = &self.config.id;
+        let tools = match self.connector.list_tools(self.list_timeout).await {
+            Ok(t) => t,
+            Err(e) if e.code == ErrorCode::AuthRequired => {
+                // A credential problem keeps its code and recovery envelope
+                // (contract E3): it is the thing the agent must act on.
+                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
+                return Err(e);
+            }
+            Err(e) => {
+                let err = ToolError::with_cause(
+                    ErrorCode::CatalogLookupFailed,
+                    format!("the catalog of {id} could not be loaded: {}", e.message),
+                    e.retryable,
+                )
+                .detail("connector", id.as_str());
+                let err = match e.retry_after_ms {
+                    Some(ms) => err.retry_after(ms),
+                    None => err,
+                };
+                tracing::warn!(connector = %id, error = %err.message, "catalog load failed");
+                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(err.clone());
+                return Err(err);
+            }
+        };
+        let curated = curate(&self.config, tools);
+        let catalog = Catalog::new(id, curated);
+        let fetched_at_ms = now_ms();
+        let previous = self.peek();
+        if previous
+            .as_ref()
+            .is_none_or(|p| p.catalog.fingerprint() != catalog.fingerprint())
+        {
+            tracing::info!(connector = %id, tools = catalog.len(), fingerprint = %catalog.fingerprint(), "catalog loaded");
+            let stored = StoredCatalog {
+                connector: id.clone(),
+                fingerprint: catalog.fingerprint().to_owned(),
+                tools_json: serde_json::to_string(&catalog.tools()).unwrap_or_else(|_| "[]".into()),
+                fetched_at_ms,
+            };
+            if let Err(e) = self.store.catalog_put(&stored).await {
+                tracing::warn!(connector = %id, error = %e, "could not persist catalog");
+            }
+        }
+        // An unchanged catalog keeps its index and validators.
+        let loaded = match previous {
+            Some(p) if p.catalog.fingerprint() == catalog.fingerprint() => Arc::new(Loaded {
+                catalog: p.catalog.clone(),
+                fetched_at_ms,
+                description: p.description.clone(),
+                index: p.index.get().cloned().map_or_else(OnceLock::new, |i| {
+                    let cell = OnceLock::new();
+                    let _ = cell.set(i);
+                    cell
+                }),
+                validators: Mutex::new(
+                    p.validators
+                        .lock()
+                        .unwrap_or_else(|x| x.into_inner())
+                        .clone(),
+                ),
+                aliases: OnceLock::new(),
+            }),
+            _ => Arc::new(Loaded::new(
+                catalog,
+                fetched_at_ms,
+                self.config.description.clone(),
+            )),
+        };
+        loaded.warm();
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(loaded.clone());
+        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        Ok(loaded)
+    }
+}
+
+/// Apply include/exclude globs and operator annotation overrides.
+pub fn curate(config: &ConnectorConfig, tools: Vec<ToolDef>) -> Vec<ToolDef> {
+    tools
+        .into_iter()
+        .filter(|t| passes_filters(&t.name, &config.include_tools, &config.exclude_tools))
+        .map(|mut t| {
+            if let Some(o) = config.overrides.get(&t.name) {
+                o.apply(&mut t.annotations);
+            }
+            t
+        })
+        .collect()
+}

@@ -1,0 +1,324 @@
+//! The gateway engine: connectors and their cached catalogs, the call path
+//! with its fail-closed policy, result shaping and stashing, activity, and
+//! the meta-tools — all as plain Rust over plain values.
+//!
+//! Architecture invariant: this crate does not know JSON-RPC or HTTP. The
+//! server crate turns MCP requests into [`Gateway::call_meta`] calls and
+//! [`MetaOutput`]s back into MCP results.
+
+#![forbid(unsafe_code)]
+
+mod admission;
+mod call_path;
+mod catalog_cell;
+mod clock;
+mod code;
+mod context;
+pub mod meta;
+mod redact;
+mod shaping;
+pub mod surface;
+mod validate;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use connecta_connectors::{Connector, DynConnector, McpConnector, McpOptions};
+use connecta_core::config::{Config, ConnectorConfig, ConnectorKind, McpTransport, StartMode};
+use connecta_store::{ActivitySink, ActivityWriter, Store};
+use serde::Serialize;
+
+pub use admission::CallAdmission;
+pub use catalog_cell::{CatalogCell, CatalogStatus, Loaded};
+pub use code::WorkerCommand;
+pub use connecta_connectors::{ConnectorState, ConnectorStatus};
+pub use context::RequestCtx;
+pub use meta::MetaOutput;
+pub use redact::Redactor;
+
+/// How often expired stash entries and old activity are purged.
+const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(60);
+
+/// One configured connector and everything the gateway keeps for it.
+pub struct ConnectorHandle {
+    pub config: Arc<ConnectorConfig>,
+    pub connector: DynConnector,
+    pub catalog: Arc<CatalogCell>,
+    pub admission: CallAdmission,
+}
+
+pub struct Gateway {
+    pub config: Arc<Config>,
+    connectors: Vec<ConnectorHandle>,
+    by_id: HashMap<String, usize>,
+    pub store: Arc<dyn Store>,
+    activity: ActivitySink,
+    writer: Mutex<Option<ActivityWriter>>,
+    pub redactor: Redactor,
+    started: Instant,
+    housekeeping: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Code mode; `None` only for in-process gateways started without a
+    /// worker command (the binary always has one).
+    code: Option<code::CodeMode>,
+    /// A handle on ourselves for work that outlives a borrow (program hosts).
+    me: Weak<Gateway>,
+}
+
+/// What `/health` reports.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthReport {
+    pub status: &'static str,
+    pub version: &'static str,
+    pub uptime_ms: u128,
+    pub store: &'static str,
+    pub connectors: Vec<ConnectorHealth>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectorHealth {
+    pub id: String,
+    pub kind: &'static str,
+    #[serde(flatten)]
+    pub status: ConnectorStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<CatalogStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub catalog_error: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("connector \"{id}\": {message}")]
+    Connector { id: String, message: String },
+    #[error("the code-mode sandbox could not start: {0}")]
+    Sandbox(String),
+}
+
+impl Gateway {
+    /// Build every connector, restore persisted catalogs, start boot-time
+    /// children and warm catalogs in the background. Returns once the gateway
+    /// can answer (catalog loads continue behind it).
+    pub async fn start(
+        config: Config,
+        store: Arc<dyn Store>,
+        worker: Option<WorkerCommand>,
+    ) -> Result<Arc<Gateway>, StartError> {
+        let config = Arc::new(config);
+        let redactor = Redactor::default();
+        for t in &config.auth.bearer_tokens {
+            redactor.add(t.expose());
+        }
+        let mut connectors = Vec::with_capacity(config.connectors.len());
+        let mut by_id = HashMap::new();
+        for c in &config.connectors {
+            let c = Arc::new(c.clone());
+            for (tool, o) in &c.overrides {
+                tracing::info!(connector = %c.id, tool = %tool, read_only = ?o.read_only, destructive = ?o.destructive, idempotent = ?o.idempotent, "operator annotation override");
+            }
+            let connector = build_connector(&c, &redactor)?;
+            let catalog = Arc::new(CatalogCell::new(
+                connector.clone(),
+                c.clone(),
+                store.clone(),
+                config.limits.max_call_timeout,
+            ));
+            by_id.insert(c.id.clone(), connectors.len());
+            connectors.push(ConnectorHandle {
+                admission: CallAdmission::new(&c.id, c.max_concurrency, c.rate_limit),
+                config: c,
+                connector,
+                catalog,
+            });
+        }
+        let code = match &worker {
+            Some(w) => {
+                let ids: Vec<&str> = config.connectors.iter().map(|c| c.id.as_str()).collect();
+                Some(
+                    code::CodeMode::start(&config.code, w, &ids)
+                        .await
+                        .map_err(StartError::Sandbox)?,
+                )
+            }
+            None => None,
+        };
+        let (activity, writer) = ActivityWriter::spawn(store.clone());
+        let gateway = Arc::new_cyclic(|me| Gateway {
+            config,
+            connectors,
+            by_id,
+            store,
+            activity,
+            writer: Mutex::new(Some(writer)),
+            redactor,
+            started: Instant::now(),
+            housekeeping: Mutex::new(None),
+            code,
+            me: me.clone(),
+        });
+        for h in &gateway.connectors {
+            h.catalog.restore().await;
+        }
+        for h in &gateway.connectors {
+            let boot = match &h.config.kind {
+                ConnectorKind::Mcp(m) => m.start == StartMode::Boot,
+                ConnectorKind::Api(_) => true,
+            };
+            if boot {
+                let connector = h.connector.clone();
+                let cell = h.catalog.clone();
+                tokio::spawn(async move {
+                    connector.start().await;
+                    let _ = cell.get().await;
+                });
+            }
+        }
+        let me = Arc::downgrade(&gateway);
+        *gateway
+            .housekeeping
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(HOUSEKEEPING_EVERY);
+            loop {
+                tick.tick().await;
+                let Some(g) = me.upgrade() else { break };
+                g.housekeeping().await;
+            }
+        }));
+        Ok(gateway)
+    }
+
+    async fn housekeeping(&self) {
+        let now = clock::now_ms();
+        if let Err(e) = self.store.stash_purge_expired(now).await {
+            tracing::warn!(error = %e, "stash purge failed");
+        }
+        let cutoff = now - self.config.activity.retention.as_millis() as i64;
+        if let Err(e) = self.store.activity_purge_before(cutoff).await {
+            tracing::warn!(error = %e, "activity retention purge failed");
+        }
+    }
+
+    pub fn connectors(&self) -> &[ConnectorHandle] {
+        &self.connectors
+    }
+
+    pub fn connector(&self, id: &str) -> Option<&ConnectorHandle> {
+        self.by_id.get(id).map(|&i| &self.connectors[i])
+    }
+
+    pub fn activity(&self) -> &ActivitySink {
+        &self.activity
+    }
+
+    /// Sandbox worker pids (the benchmark measures their memory).
+    pub fn sandbox_worker_pids(&self) -> Vec<u32> {
+        self.code
+            .as_ref()
+            .map(|c| c.pool.stats().worker_pids)
+            .unwrap_or_default()
+    }
+
+    pub fn health(&self) -> HealthReport {
+        let connectors: Vec<ConnectorHealth> = self
+            .connectors
+            .iter()
+            .map(|h| ConnectorHealth {
+                id: h.config.id.clone(),
+                kind: h.config.kind.as_str(),
+                status: h.connector.status(),
+                catalog: h.catalog.status(),
+                catalog_error: h
+                    .catalog
+                    .last_error()
+                    .map(|e| self.redactor.redact(&e.message).into_owned()),
+            })
+            .collect();
+        let degraded = connectors.iter().any(|c| {
+            c.catalog.is_none() && c.catalog_error.is_some()
+                || c.status.state == connecta_connectors::ConnectorState::Down
+        });
+        HealthReport {
+            status: if degraded { "degraded" } else { "ok" },
+            version: env!("CARGO_PKG_VERSION"),
+            uptime_ms: self.started.elapsed().as_millis(),
+            store: self.store.backend(),
+            connectors,
+        }
+    }
+
+    /// Stop every connector (children are stopped and reaped) and flush the
+    /// activity log.
+    pub async fn shutdown(&self) {
+        if let Some(h) = self
+            .housekeeping
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            h.abort();
+        }
+        if let Some(code) = &self.code {
+            code.pool.shutdown().await;
+        }
+        futures::future::join_all(self.connectors.iter().map(|h| h.connector.shutdown())).await;
+        self.activity.flush().await;
+    }
+
+    /// Wait for activity written so far to reach the store (tests, CLI).
+    pub async fn flush_activity(&self) {
+        self.activity.flush().await;
+    }
+
+    /// Take the activity writer so the caller can await its end after the
+    /// last sink is dropped.
+    pub fn take_activity_writer(&self) -> Option<ActivityWriter> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+fn build_connector(c: &ConnectorConfig, redactor: &Redactor) -> Result<DynConnector, StartError> {
+    match &c.kind {
+        ConnectorKind::Mcp(m) => {
+            match &m.transport {
+                McpTransport::Http { headers, .. } => {
+                    for (_, v) in headers {
+                        redactor.add(v.expose());
+                    }
+                }
+                McpTransport::Stdio { env, .. } => {
+                    for (_, v) in env {
+                        redactor.add(v.expose());
+                    }
+                }
+            }
+            let options = McpOptions {
+                handshake: m.handshake,
+                start: m.start,
+                backoff_min: m.restart_backoff_min,
+                backoff_max: m.restart_backoff_max,
+                ..McpOptions::default()
+            };
+            Ok(
+                Arc::new(McpConnector::new(&c.id, m.transport.clone(), options))
+                    as Arc<dyn Connector>,
+            )
+        }
+        ConnectorKind::Api(_) => Err(StartError::Connector {
+            id: c.id.clone(),
+            message: "api connectors are not available in this build".into(),
+        }),
+    }
+}
+
+/// Where the data directory is, resolved against the config file's folder.
+pub fn data_dir(config: &Config, config_dir: Option<&std::path::Path>) -> PathBuf {
+    let p = PathBuf::from(&config.server.data_dir);
+    match config_dir {
+        Some(dir) if p.is_relative() => dir.join(p),
+        _ => p,
+    }
+}

@@ -1,0 +1,139 @@
+//! Turning a downstream result into what `call_tool` returns: MCP passthrough
+//! or the unwrapped value, an optional `fields` projection, and the size
+//! guard that stashes an oversized result for paging with `get_result`.
+
+use connecta_core::activity::Friction;
+use connecta_core::error::{ErrorCode, NextAction, ToolError, floor_char_boundary};
+use connecta_core::result::{ToolResult, project_fields};
+use connecta_store::StashEntry;
+use rand::RngExt;
+use serde_json::{Value, json};
+
+use crate::clock::now_ms;
+use crate::meta::MetaOutput;
+use crate::{Gateway, RequestCtx};
+
+/// Bytes of the stashed text shown inline with the stash notice.
+const HEAD_BYTES: usize = 2_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ResultMode {
+    /// The downstream's content blocks and structured content, untouched.
+    Mcp,
+    /// The unwrapped value (contract S5) as structured content and JSON text.
+    Value,
+}
+
+pub(crate) struct Shaped {
+    pub output: MetaOutput,
+    pub friction: Option<Friction>,
+}
+
+impl Gateway {
+    pub(crate) async fn shape(
+        &self,
+        result: ToolResult,
+        mode: ResultMode,
+        fields: Option<&[String]>,
+        cap: usize,
+        ctx: &RequestCtx,
+    ) -> Result<Shaped, ToolError> {
+        if mode == ResultMode::Mcp && fields.is_none() {
+            let size = passthrough_size(&result);
+            if size <= cap {
+                return Ok(Shaped {
+                    output: MetaOutput::Passthrough(result),
+                    friction: None,
+                });
+            }
+            let text = compact(&result.unwrap_value());
+            return self.stash(text, ctx).await;
+        }
+        let mut value = result.unwrap_value();
+        let mut notes = Vec::new();
+        if let Some(paths) = fields {
+            let p = project_fields(&value, paths).map_err(ToolError::invalid_args)?;
+            if !p.missing.is_empty() {
+                notes.push(format!(
+                    "these fields matched nothing in the result: {}",
+                    p.missing.join(", ")
+                ));
+            }
+            value = p.value;
+        }
+        let text = compact(&value);
+        if text.len() > cap {
+            return self.stash(text, ctx).await;
+        }
+        Ok(Shaped {
+            output: MetaOutput::Value {
+                value,
+                text: Some(text),
+                notes,
+            },
+            friction: None,
+        })
+    }
+
+    async fn stash(&self, text: String, ctx: &RequestCtx) -> Result<Shaped, ToolError> {
+        let mut bytes = [0u8; 16];
+        rand::rng().fill(&mut bytes);
+        let id = format!(
+            "res_{}",
+            bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        );
+        let now = now_ms();
+        let ttl = self.config.limits.stash_ttl;
+        let total = text.len();
+        let head = text[..floor_char_boundary(&text, HEAD_BYTES)].to_owned();
+        self.store
+            .stash_put(&StashEntry {
+                id: id.clone(),
+                actor_key: ctx.actor.key(),
+                text,
+                created_at_ms: now,
+                expires_at_ms: now + ttl.as_millis() as i64,
+            })
+            .await
+            .map_err(|e| {
+                tracing::warn!(error = %e, "could not stash an oversized result");
+                ToolError::with_cause(
+                    ErrorCode::ResultProcessingFailed,
+                    "the result was too large to return and could not be stored for paging",
+                    true,
+                )
+            })?;
+        let notice = json!({
+            "truncated": true,
+            "resultId": id,
+            "totalBytes": total,
+            "head": head,
+            "expiresInSeconds": ttl.as_secs(),
+            "hint": format!(
+                "the result is {total} bytes, over this connector's {} byte cap; page it with get_result, or call again with `fields` to project only what you need",
+                self.config.limits.result_cap_bytes
+            ),
+            "nextAction": NextAction::new("get_result", json!({ "id": id, "offset": 0 })),
+        });
+        Ok(Shaped {
+            output: MetaOutput::Value {
+                value: notice,
+                text: None,
+                notes: Vec::new(),
+            },
+            friction: Some(Friction::ResultTooLarge),
+        })
+    }
+}
+
+pub(crate) fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+/// Serialized bytes of a passthrough result: every block counts.
+fn passthrough_size(r: &ToolResult) -> usize {
+    r.content.iter().map(|b| compact(b).len()).sum::<usize>()
+        + r.structured_content
+            .as_ref()
+            .map_or(0, |s| compact(s).len())
+}

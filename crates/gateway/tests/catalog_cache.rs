@@ -1,0 +1,232 @@
+//! The catalog cache: fresh catalogs are served as they are, stale ones are
+//! served while exactly one background refresh runs, expired ones wait for a
+//! refresh, concurrent misses share one fetch, failures are never cached,
+//! and curation (include/exclude globs, annotation overrides) is applied.
+//! A fake connector counts fetches; everything else is the real code.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use connecta_connectors::{CallOptions, Connector, ConnectorState, ConnectorStatus};
+use connecta_core::catalog::ToolDef;
+use connecta_core::config::{ConnectorConfig, parse_config};
+use connecta_core::error::{ErrorCode, ToolError};
+use connecta_core::policy::Annotations;
+use connecta_core::result::ToolResult;
+use connecta_gateway::CatalogCell;
+use connecta_store::{SqliteStore, Store};
+use serde_json::{Map, Value, json};
+
+struct Fake {
+    fetches: AtomicUsize,
+    fail: AtomicBool,
+    delay: Duration,
+    version: AtomicUsize,
+}
+
+impl Fake {
+    fn new(delay: Duration) -> Arc<Fake> {
+        Arc::new(Fake {
+            fetches: AtomicUsize::new(0),
+            fail: AtomicBool::new(false),
+            delay,
+            version: AtomicUsize::new(1),
+        })
+    }
+}
+
+fn tool(name: &str, ro: Option<bool>) -> ToolDef {
+    ToolDef {
+        name: name.into(),
+        title: None,
+        description: Some(format!("{name} things")),
+        input_schema: Arc::new(json!({"type": "object"})),
+        output_schema: None,
+        annotations: Annotations {
+            read_only_hint: ro,
+            ..Annotations::default()
+        },
+    }
+}
+
+#[async_trait]
+impl Connector for Fake {
+    fn id(&self) -> &str {
+        "fake"
+    }
+    fn kind(&self) -> &'static str {
+        "mcp"
+    }
+    async fn start(&self) {}
+    async fn list_tools(&self, _timeout: Duration) -> Result<Vec<ToolDef>, ToolError> {
+        self.fetches.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(self.delay).await;
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(ToolError::with_cause(ErrorCode::Unavailable, "down", true));
+        }
+        let v = self.version.load(Ordering::SeqCst);
+        Ok(vec![
+            tool("get_thing", Some(true)),
+            tool("delete_thing", Some(false)),
+            tool("secret_admin", Some(true)),
+            tool(&format!("v{v}_tool"), None),
+        ])
+    }
+    async fn call(
+        &self,
+        _t: &str,
+        _a: Map<String, Value>,
+        _o: CallOptions,
+    ) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::default())
+    }
+    fn status(&self) -> ConnectorStatus {
+        ConnectorStatus {
+            state: ConnectorState::Ready,
+            last_error: None,
+            restarts: 0,
+            pid: None,
+        }
+    }
+    async fn shutdown(&self) {}
+}
+
+fn config(extra: &str) -> Arc<ConnectorConfig> {
+    let text = format!("[[connector]]\nid = \"fake\"\nurl = \"http://127.0.0.1:1/mcp\"\n{extra}");
+    let env = |_: &str| None;
+    let c = parse_config(&text, "t.toml", &env).expect("config parses");
+    Arc::new(c.connectors[0].clone())
+}
+
+async fn cell(fake: &Arc<Fake>, extra: &str) -> (tempfile::TempDir, Arc<CatalogCell>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).await.expect("store"));
+    let cell = Arc::new(CatalogCell::new(
+        fake.clone(),
+        config(extra),
+        store,
+        Duration::from_secs(5),
+    ));
+    (dir, cell)
+}
+
+#[tokio::test]
+async fn concurrent_misses_share_one_fetch() {
+    let fake = Fake::new(Duration::from_millis(100));
+    let (_d, cell) = cell(&fake, "").await;
+    let gets = (0..20).map(|_| {
+        let c = cell.clone();
+        tokio::spawn(async move { c.get().await.map(|l| l.catalog.len()) })
+    });
+    for r in futures::future::join_all(gets).await {
+        assert_eq!(r.expect("join").expect("loaded"), 4);
+    }
+    assert_eq!(fake.fetches.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn fresh_is_served_stale_refreshes_in_the_background_expired_waits() {
+    let fake = Fake::new(Duration::from_millis(10));
+    let (_d, cell) = cell(&fake, "catalog_ttl_secs = 1\ncatalog_stale_secs = 1\n").await;
+    let first = cell.get().await.expect("load");
+    let fp1 = first.catalog.fingerprint().to_owned();
+    assert!(
+        cell.get()
+            .await
+            .expect("fresh")
+            .catalog
+            .get("v1_tool")
+            .is_some()
+    );
+    assert_eq!(
+        fake.fetches.load(Ordering::SeqCst),
+        1,
+        "fresh catalogs are not refetched"
+    );
+    // Stale: the old catalog is answered at once and one refresh runs.
+    fake.version.store(2, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let stale = cell.get().await.expect("stale");
+    assert!(
+        stale.catalog.get("v1_tool").is_some(),
+        "the stale catalog is served"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(fake.fetches.load(Ordering::SeqCst), 2);
+    let refreshed = cell.get().await.expect("refreshed");
+    assert!(refreshed.catalog.get("v2_tool").is_some());
+    assert_ne!(
+        refreshed.catalog.fingerprint(),
+        fp1,
+        "the fingerprint detects the change"
+    );
+    // Expired (past TTL + stale): a request waits for the fetch; a failure
+    // is returned, not the old catalog, and is not cached.
+    fake.fail.store(true, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let err = cell.get().await.err().expect("expired and failing");
+    assert_eq!(err.code, ErrorCode::CatalogLookupFailed);
+    assert!(err.retryable);
+    fake.fail.store(false, Ordering::SeqCst);
+    assert!(cell.get().await.is_ok(), "the next request fetches again");
+}
+
+#[tokio::test]
+async fn a_failed_first_load_is_never_cached() {
+    let fake = Fake::new(Duration::ZERO);
+    fake.fail.store(true, Ordering::SeqCst);
+    let (_d, cell) = cell(&fake, "").await;
+    assert!(cell.get().await.is_err());
+    assert!(cell.peek().is_none());
+    assert!(cell.last_error().is_some());
+    fake.fail.store(false, Ordering::SeqCst);
+    assert!(cell.get().await.is_ok());
+    assert!(cell.last_error().is_none());
+}
+
+#[tokio::test]
+async fn include_exclude_and_overrides_curate_the_catalog() {
+    let fake = Fake::new(Duration::ZERO);
+    let (_d, cell) = cell(
+        &fake,
+        "include_tools = [\"*_thing\", \"secret_*\"]\nexclude_tools = [\"secret_*\"]\n[connector.overrides.delete_thing]\nread_only = true\ndestructive = true\n[connector.overrides.get_thing]\nread_only = false\n",
+    )
+    .await;
+    let l = cell.get().await.expect("load");
+    let names: Vec<&str> = l.catalog.tools().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, vec!["get_thing", "delete_thing"]);
+    assert!(
+        !l.catalog.get("get_thing").expect("t").read_only(),
+        "an override can withdraw read-only"
+    );
+    assert!(
+        !l.catalog.get("delete_thing").expect("t").read_only(),
+        "read_only + destructive stays approval-required"
+    );
+}
+
+#[tokio::test]
+async fn a_persisted_catalog_is_restored_within_its_window() {
+    let fake = Fake::new(Duration::ZERO);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).await.expect("store"));
+    let first = Arc::new(CatalogCell::new(
+        fake.clone(),
+        config(""),
+        store.clone(),
+        Duration::from_secs(5),
+    ));
+    first.get().await.expect("load");
+    let second = Arc::new(CatalogCell::new(
+        fake.clone(),
+        config(""),
+        store,
+        Duration::from_secs(5),
+    ));
+    second.restore().await;
+    let restored = second.peek().expect("restored without a fetch");
+    assert_eq!(restored.catalog.len(), 4);
+    assert_eq!(fake.fetches.load(Ordering::SeqCst), 1);
+}

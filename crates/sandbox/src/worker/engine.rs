@@ -1,0 +1,516 @@
+//! One run on a fresh QuickJS runtime and context (contract P4), and the
+//! synchronous drive loop that settles it.
+//!
+//! This module owns the run's lifecycle: build the engine with the pool's
+//! bounds, install the bridge, evaluate the prelude and the program, then
+//! alternate between executing queued jobs and blocking on the parent for
+//! host replies until the program's promise settles, the CPU budget runs out,
+//! or the program stalls (X6). It reports exactly one `Done` frame per run.
+//!
+//! Must never: keep anything from one run to the next. The next run's engine
+//! is created after `Done` is sent (off the critical path), and it has never
+//! been shown to a program.
+
+use std::io::Read;
+use std::rc::Rc;
+use std::time::Duration;
+
+use rquickjs::context::EvalOptions;
+use rquickjs::context::intrinsic::{
+    Date, Eval, Json, MapSet, Promise as PromiseIntrinsic, Proxy, RegExp, RegExpCompiler,
+    TypedArrays, WeakRef,
+};
+use rquickjs::object::Filter;
+use rquickjs::promise::PromiseState;
+use rquickjs::{Context, Ctx, Object, Promise, Runtime, Value};
+
+use super::bridge::{self, CpuClock, RunState, TYPED_FIELDS};
+use super::json::{self, ToJsonError};
+use super::normalize;
+use super::{Io, WorkerError};
+use crate::protocol::{self, FromWorker, RunOutcome, RunSpec, ToWorker, WorkerLimits};
+use crate::{CodeRunFailure, FailureKind};
+
+/// Longest failure message the worker reports (the gateway clamps further).
+const MAX_MESSAGE_BYTES: usize = 8 * 1024;
+
+/// Bound on one typed field copied from a thrown value.
+const MAX_THROWN_FIELD_BYTES: usize = 16 * 1024;
+
+/// Globals a fresh context has that the guest must not: blocking waits
+/// (`Atomics.wait` is a timer in disguise) and shared memory.
+const REMOVED_GLOBALS: [&str; 2] = ["Atomics", "SharedArrayBuffer"];
+
+/// Script names as they appear in stacks.
+const PROGRAM_FILE: &str = "program";
+const PRELUDE_FILE: &str = "prelude";
+
+/// Owns the worker's bounds and the engine prepared for the next run.
+pub struct Engine {
+    limits: Rc<WorkerLimits>,
+    /// Call ids continue across runs (see the protocol docs).
+    next_call_id: u64,
+    spare: Option<(Runtime, Context)>,
+}
+
+impl Engine {
+    pub fn new(limits: WorkerLimits) -> Self {
+        Self {
+            limits: Rc::new(limits),
+            next_call_id: 1,
+            spare: None,
+        }
+    }
+
+    /// Builds the engine for the next run ahead of time.
+    pub fn prepare(&mut self) -> Result<(), WorkerError> {
+        if self.spare.is_none() {
+            self.spare = Some(fresh_engine(&self.limits)?);
+        }
+        Ok(())
+    }
+
+    /// Runs one program to its `Done` frame.
+    pub fn run<R: Read>(&mut self, spec: RunSpec, io: &mut Io<R>) -> Result<(), WorkerError> {
+        let (rt, context) = match self.spare.take() {
+            Some(engine) => engine,
+            None => fresh_engine(&self.limits)?,
+        };
+        let clock = Rc::new(CpuClock::start(Duration::from_millis(
+            self.limits.cpu_budget_ms,
+        )));
+        let handler_clock = clock.clone();
+        rt.set_interrupt_handler(Some(Box::new(move || handler_clock.check())));
+        let state = Rc::new(RunState::new(
+            self.limits.clone(),
+            clock.clone(),
+            self.next_call_id,
+        ));
+
+        let result = context.with(|ctx| {
+            let outcome = drive(&ctx, &state, &spec, io);
+            // Persistent handles must be gone before the runtime is.
+            state.forget_pending();
+            outcome
+        });
+        self.next_call_id = state.next_call_id();
+        let cpu_micros = u64::try_from(clock.used().as_micros()).unwrap_or(u64::MAX);
+        let done = match result? {
+            Finished::Value(text) => protocol::encode_done_value(text.as_deref(), cpu_micros),
+            Finished::Failed { failure, retire } => protocol::encode(&FromWorker::Done {
+                outcome: RunOutcome::Failed { failure, retire },
+                cpu_micros,
+            })?,
+        };
+        io.write(&state.take_outbox())?;
+        io.write(&done)?;
+        drop(context);
+        drop(rt);
+        // Off the critical path: the parent already has its answer.
+        self.prepare()
+    }
+}
+
+/// How the drive loop ended.
+enum Finished {
+    /// Serialized completion value (`None` for `undefined`).
+    Value(Option<String>),
+    Failed {
+        failure: CodeRunFailure,
+        retire: bool,
+    },
+}
+
+fn failed(kind: FailureKind, message: impl Into<String>) -> Finished {
+    Finished::Failed {
+        failure: CodeRunFailure {
+            kind,
+            message: clamp(message.into()),
+            thrown: None,
+        },
+        retire: false,
+    }
+}
+
+fn fresh_engine(limits: &WorkerLimits) -> Result<(Runtime, Context), WorkerError> {
+    let rt = Runtime::new()?;
+    rt.set_memory_limit(limits.heap_bytes);
+    rt.set_max_stack_size(limits.stack_bytes);
+    // Unhandled rejections are the program's business; never print them
+    // (stdout is the protocol).
+    rt.set_host_promise_rejection_tracker(Some(Box::new(|_, _, _, _| {})));
+    // No module loader is installed, so `import` cannot resolve anything.
+    let context = Context::custom::<(
+        Date,
+        Eval,
+        RegExpCompiler,
+        RegExp,
+        Json,
+        Proxy,
+        MapSet,
+        TypedArrays,
+        PromiseIntrinsic,
+        WeakRef,
+    )>(&rt)?;
+    context.with(|ctx| -> rquickjs::Result<()> {
+        let globals = ctx.globals();
+        for name in REMOVED_GLOBALS {
+            globals.remove(name)?;
+        }
+        Ok(())
+    })?;
+    Ok((rt, context))
+}
+
+fn eval_options(file: &str) -> EvalOptions {
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = false;
+    options.backtrace_barrier = true;
+    options.filename = Some(file.to_owned());
+    options
+}
+
+fn drive<'js, R: Read>(
+    ctx: &Ctx<'js>,
+    state: &Rc<RunState>,
+    spec: &RunSpec,
+    io: &mut Io<R>,
+) -> Result<Finished, WorkerError> {
+    for ns in &spec.bindings {
+        if ctx.globals().contains_key(ns.global.as_str())? {
+            return Ok(failed(
+                FailureKind::Exception,
+                format!(
+                    "binding global `{}` collides with a built-in global",
+                    ns.global
+                ),
+            ));
+        }
+    }
+    bridge::install(ctx, state, &spec.bindings)?;
+
+    if let Some(prelude) = &spec.prelude
+        && let Some(failure) = run_prelude(ctx, state, prelude)?
+    {
+        return Ok(failure);
+    }
+
+    let main = match start_program(ctx, &spec.program) {
+        Ok(main) => main,
+        Err(Start::Thrown(thrown)) => return Ok(failure_from(ctx, state, thrown)),
+        Err(Start::Engine(e)) => return Err(e.into()),
+    };
+
+    loop {
+        while ctx.execute_pending_job() {
+            if state.clock.exceeded() {
+                break;
+            }
+        }
+        if state.clock.exceeded() {
+            return Ok(cpu_exceeded(state));
+        }
+        match main.state() {
+            PromiseState::Resolved => {
+                let value: Value<'js> = main
+                    .result()
+                    .unwrap_or_else(|| Ok(Value::new_undefined(ctx.clone())))?;
+                return Ok(completion(ctx, state, value));
+            }
+            PromiseState::Rejected => {
+                let reason = match main.result::<Value<'js>>() {
+                    Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
+                    Some(Ok(v)) => v,
+                    Some(Err(e)) => return Err(e.into()),
+                    None => Value::new_undefined(ctx.clone()),
+                };
+                return Ok(failure_from(ctx, state, reason));
+            }
+            PromiseState::Pending => {}
+        }
+        if state.outstanding_calls() == 0 {
+            // Pending, no job queued, nothing in flight: nothing can ever
+            // settle it (X6). Fail now rather than at the wall deadline.
+            return Ok(failed(
+                FailureKind::Timeout,
+                "the program is awaiting a promise that can never settle \
+                 (no host call is in flight and no job is queued)",
+            ));
+        }
+        io.write(&state.take_outbox())?;
+        let settled = match io.read()? {
+            None => return Err(WorkerError::ParentGone),
+            Some(ToWorker::Resolve { id, value }) => state.settle(ctx, id, Ok(value)),
+            Some(ToWorker::Reject { id, error }) => state.settle(ctx, id, Err(error)),
+            Some(_) => return Err(WorkerError::Protocol("expected a host reply during a run")),
+        };
+        // Settling can only throw when the heap is exhausted.
+        if let Err(e) = settled {
+            let thrown = caught(ctx, e)?;
+            return Ok(failure_from(ctx, state, thrown));
+        }
+    }
+}
+
+/// Evaluates the host prelude; a throw is reported as the run's failure.
+fn run_prelude<'js>(
+    ctx: &Ctx<'js>,
+    state: &RunState,
+    prelude: &str,
+) -> Result<Option<Finished>, WorkerError> {
+    let Err(e) = ctx.eval_with_options::<Value<'js>, _>(prelude, eval_options(PRELUDE_FILE)) else {
+        return Ok(None);
+    };
+    let thrown = caught(ctx, e)?;
+    Ok(Some(match failure_from(ctx, state, thrown) {
+        Finished::Failed {
+            mut failure,
+            retire,
+        } => {
+            failure.message = clamp(format!("the host prelude failed: {}", failure.message));
+            Finished::Failed { failure, retire }
+        }
+        Finished::Value(_) => failed(FailureKind::Exception, "the host prelude failed"),
+    }))
+}
+
+enum Start<'js> {
+    Thrown(Value<'js>),
+    Engine(rquickjs::Error),
+}
+
+/// Evaluates the program (P1) and returns the promise of its result.
+fn start_program<'js>(ctx: &Ctx<'js>, program: &str) -> Result<Promise<'js>, Start<'js>> {
+    let candidates = normalize::candidates(program);
+    let value = match eval_program(ctx, &candidates.expression)? {
+        Ok(v) => v,
+        Err(expr_err) if is_syntax_error(&expr_err) => match eval_program(ctx, &candidates.body)? {
+            Ok(v) => v,
+            Err(body_err) => {
+                return Err(Start::Thrown(if candidates.looks_like_expression {
+                    expr_err
+                } else {
+                    body_err
+                }));
+            }
+        },
+        Err(thrown) => return Err(Start::Thrown(thrown)),
+    };
+    let value = match value.as_function() {
+        Some(f) => match f.call::<_, Value<'js>>(()) {
+            Ok(v) => v,
+            Err(e) => return Err(Start::Thrown(caught(ctx, e).map_err(Start::Engine)?)),
+        },
+        None => value,
+    };
+    // An async function's own promise is driven as it is: resolving another
+    // promise with it would look up `then`, which the program may have
+    // replaced by now.
+    let value = match value.try_into_promise() {
+        Ok(promise) => return Ok(promise),
+        Err(value) => value,
+    };
+    let (promise, resolve, _reject) = ctx.promise().map_err(Start::Engine)?;
+    // Other values resolve like `await` would (thenables are followed).
+    resolve.call::<_, ()>((value,)).map_err(Start::Engine)?;
+    Ok(promise)
+}
+
+fn eval_program<'js>(
+    ctx: &Ctx<'js>,
+    source: &str,
+) -> Result<Result<Value<'js>, Value<'js>>, Start<'js>> {
+    match ctx.eval_with_options::<Value<'js>, _>(source, eval_options(PROGRAM_FILE)) {
+        Ok(v) => Ok(Ok(v)),
+        Err(e) => Ok(Err(caught(ctx, e).map_err(Start::Engine)?)),
+    }
+}
+
+/// The pending exception for an `Error::Exception`, or the engine error.
+fn caught<'js>(ctx: &Ctx<'js>, e: rquickjs::Error) -> Result<Value<'js>, rquickjs::Error> {
+    match e {
+        rquickjs::Error::Exception => Ok(ctx.catch()),
+        other => Err(other),
+    }
+}
+
+fn is_syntax_error(v: &Value<'_>) -> bool {
+    v.as_object()
+        .and_then(|o| o.get::<_, Value>("name").ok())
+        .and_then(|n| n.as_string().and_then(|s| s.to_string().ok()))
+        .is_some_and(|n| n == "SyntaxError")
+}
+
+fn cpu_exceeded(state: &RunState) -> Finished {
+    failed(
+        FailureKind::Timeout,
+        format!(
+            "the program used more than its {} ms guest CPU budget",
+            state.limits.cpu_budget_ms
+        ),
+    )
+}
+
+/// The resolved value, converted to JSON text (P3, X9).
+fn completion<'js>(ctx: &Ctx<'js>, state: &RunState, value: Value<'js>) -> Finished {
+    match json::to_json(ctx, value, state.limits.max_value_bytes) {
+        Ok(text) => Finished::Value(text),
+        Err(ToJsonError::TooLarge { limit }) => failed(
+            FailureKind::OutputLimit,
+            format!("the program's result is larger than the {limit}-byte bound; return less data"),
+        ),
+        Err(ToJsonError::Thrown(e)) => {
+            if state.clock.exceeded() {
+                return cpu_exceeded(state);
+            }
+            match caught(ctx, e) {
+                Ok(thrown) => failure_from(ctx, state, thrown),
+                Err(e) => failed(FailureKind::Exception, e.to_string()),
+            }
+        }
+        Err(other) => failed(
+            FailureKind::InvalidOutput,
+            other
+                .describe("result")
+                .unwrap_or_else(|| "the result cannot cross as JSON".into()),
+        ),
+    }
+}
+
+/// Classifies an uncaught throw: budget expiry, heap exhaustion, or the
+/// program's own exception (with any typed fields as untrusted `thrown`).
+fn failure_from<'js>(ctx: &Ctx<'js>, state: &RunState, thrown: Value<'js>) -> Finished {
+    if state.clock.exceeded() {
+        return cpu_exceeded(state);
+    }
+    let Some(obj) = thrown.as_object() else {
+        return failed(FailureKind::Exception, render_primitive(ctx, &thrown));
+    };
+    let name = string_prop(ctx, obj, "name");
+    let message = string_prop(ctx, obj, "message");
+    if name.as_deref() == Some("InternalError") && message.as_deref() == Some("out of memory") {
+        return Finished::Failed {
+            failure: CodeRunFailure {
+                kind: FailureKind::WorkerExit,
+                message: format!(
+                    "the program exhausted its {} MiB heap (out of memory)",
+                    state.limits.heap_bytes / (1024 * 1024)
+                ),
+                thrown: None,
+            },
+            retire: true,
+        };
+    }
+    let mut text = match (&name, &message) {
+        (Some(n), Some(m)) if n != "Error" && !n.is_empty() => format!("{n}: {m}"),
+        (_, Some(m)) => m.clone(),
+        (Some(n), None) => n.clone(),
+        (None, None) => match json::to_json(ctx, thrown.clone(), MAX_MESSAGE_BYTES) {
+            Ok(Some(s)) => format!("Uncaught {s}"),
+            _ => {
+                let _ = ctx.catch();
+                "Uncaught exception".to_owned()
+            }
+        },
+    };
+    if let Some(line) = program_line(ctx, obj) {
+        text.push_str(&format!(" (line {line})"));
+    }
+    let thrown_fields = typed_fields(ctx, obj);
+    Finished::Failed {
+        failure: CodeRunFailure {
+            kind: FailureKind::Exception,
+            message: clamp(text),
+            thrown: thrown_fields,
+        },
+        retire: false,
+    }
+}
+
+fn string_prop<'js>(ctx: &Ctx<'js>, obj: &Object<'js>, key: &str) -> Option<String> {
+    match obj.get::<_, Value<'js>>(key) {
+        Ok(v) => v.as_string().and_then(|s| s.to_string().ok()),
+        Err(_) => {
+            let _ = ctx.catch();
+            None
+        }
+    }
+}
+
+/// The program line of the innermost stack frame, if it is in the program.
+fn program_line<'js>(ctx: &Ctx<'js>, obj: &Object<'js>) -> Option<u32> {
+    let stack = string_prop(ctx, obj, "stack")?;
+    let marker = format!("{PROGRAM_FILE}:");
+    let at = stack.find(&marker)? + marker.len();
+    let digits: String = stack[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// Own typed fields of a thrown object (`code`, `retryable`, …). Untrusted:
+/// the gateway matches them against failures it recorded (E6).
+fn typed_fields<'js>(ctx: &Ctx<'js>, obj: &Object<'js>) -> Option<serde_json::Value> {
+    let own: Vec<String> = match obj
+        .own_keys::<String>(Filter::new().string())
+        .collect::<rquickjs::Result<_>>()
+    {
+        Ok(keys) => keys,
+        Err(_) => {
+            let _ = ctx.catch();
+            return None;
+        }
+    };
+    let mut map = serde_json::Map::new();
+    for field in TYPED_FIELDS {
+        if !own.iter().any(|k| k == field) {
+            continue;
+        }
+        let v: Value<'js> = match obj.get(field) {
+            Ok(v) => v,
+            Err(_) => {
+                let _ = ctx.catch();
+                continue;
+            }
+        };
+        match json::to_json(ctx, v, MAX_THROWN_FIELD_BYTES) {
+            Ok(Some(text)) => {
+                if let Ok(parsed) = serde_json::from_str(&text) {
+                    map.insert(field.to_owned(), parsed);
+                }
+            }
+            Ok(None) => {}
+            Err(_) => {
+                let _ = ctx.catch();
+            }
+        }
+    }
+    (!map.is_empty()).then_some(serde_json::Value::Object(map))
+}
+
+fn render_primitive<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
+    if let Some(s) = v.as_string() {
+        return s.to_string().unwrap_or_else(|_| "Uncaught string".into());
+    }
+    match json::to_json(ctx, v.clone(), MAX_MESSAGE_BYTES) {
+        Ok(Some(s)) => format!("Uncaught {s}"),
+        _ => {
+            let _ = ctx.catch();
+            format!("Uncaught {}", v.type_name())
+        }
+    }
+}
+
+fn clamp(mut s: String) -> String {
+    if s.len() > MAX_MESSAGE_BYTES {
+        let mut cut = MAX_MESSAGE_BYTES;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}

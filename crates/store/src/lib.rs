@@ -1,0 +1,108 @@
+//! connecta's state, behind one [`Store`] trait.
+//!
+//! What lives here: the oversized-result stash (with expiry), the activity
+//! log, vault entries (ciphertext only), and persisted catalogs. SQLite is the
+//! embedded default; the trait is shaped so a PostgreSQL implementation can
+//! pass the same suite (runtime queries, TEXT/BIGINT/BLOB columns only).
+//!
+//! Architecture invariant: nothing in this crate sees a plaintext secret.
+//! Vault rows are opaque ciphertext produced and consumed elsewhere.
+
+#![forbid(unsafe_code)]
+
+mod activity_writer;
+mod sqlite;
+
+use async_trait::async_trait;
+use connecta_core::activity::{ActivityEvent, Outcome, Source};
+
+pub use activity_writer::{ActivitySink, ActivityWriter};
+pub use sqlite::SqliteStore;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    #[error("could not prepare the data directory {path}: {source}")]
+    DataDir {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// An oversized `call_tool` result, kept for paging with `get_result`.
+#[derive(Debug, Clone)]
+pub struct StashEntry {
+    pub id: String,
+    /// Only the caller that produced a result can page it.
+    pub actor_key: String,
+    pub text: String,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+/// A page request over the activity log, newest first.
+#[derive(Debug, Clone, Default)]
+pub struct ActivityQuery {
+    pub limit: usize,
+    /// Keyset cursor: events strictly older than this `(occurred_at_ms, id)`.
+    pub before: Option<(i64, String)>,
+    pub since_ms: Option<i64>,
+    pub connector: Option<String>,
+    pub outcome: Option<Outcome>,
+    pub source: Option<Source>,
+}
+
+/// An encrypted vault value: one field of one connector's credential slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VaultRow {
+    pub connector: String,
+    pub field: String,
+    pub ciphertext: Vec<u8>,
+    pub nonce: Vec<u8>,
+    /// Which key encrypted it (a short key fingerprint), so rotation can tell.
+    pub key_id: String,
+    pub updated_at_ms: i64,
+}
+
+/// A catalog as last fetched from its connector, serialized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredCatalog {
+    pub connector: String,
+    pub fingerprint: String,
+    pub tools_json: String,
+    pub fetched_at_ms: i64,
+}
+
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// The backend's name, for `/health` and logs (`"sqlite"`).
+    fn backend(&self) -> &'static str;
+
+    async fn stash_put(&self, entry: &StashEntry) -> Result<(), StoreError>;
+    /// The stashed text, if it exists, belongs to `actor_key` and has not
+    /// expired at `now_ms`.
+    async fn stash_get(
+        &self,
+        id: &str,
+        actor_key: &str,
+        now_ms: i64,
+    ) -> Result<Option<String>, StoreError>;
+    async fn stash_purge_expired(&self, now_ms: i64) -> Result<u64, StoreError>;
+
+    async fn activity_append(&self, events: &[ActivityEvent]) -> Result<(), StoreError>;
+    async fn activity_list(&self, query: &ActivityQuery) -> Result<Vec<ActivityEvent>, StoreError>;
+    async fn activity_purge_before(&self, before_ms: i64) -> Result<u64, StoreError>;
+
+    async fn vault_put(&self, rows: &[VaultRow]) -> Result<(), StoreError>;
+    async fn vault_get(&self, connector: &str) -> Result<Vec<VaultRow>, StoreError>;
+    async fn vault_list(&self) -> Result<Vec<VaultRow>, StoreError>;
+    async fn vault_delete(&self, connector: &str) -> Result<u64, StoreError>;
+    /// Replace every vault row at once (key rotation), atomically.
+    async fn vault_replace_all(&self, rows: &[VaultRow]) -> Result<(), StoreError>;
+
+    async fn catalog_put(&self, catalog: &StoredCatalog) -> Result<(), StoreError>;
+    async fn catalog_get(&self, connector: &str) -> Result<Option<StoredCatalog>, StoreError>;
+}

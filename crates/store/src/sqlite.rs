@@ -1,0 +1,394 @@
+//! The embedded SQLite store: one file in the data directory, created on
+//! first run, migrated at open.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use connecta_core::activity::{ActivityEvent, Actor, Friction, Outcome, Source};
+use connecta_core::error::ErrorCode;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+use sqlx::{QueryBuilder, Row, Sqlite};
+
+use crate::{ActivityQuery, StashEntry, Store, StoreError, StoredCatalog, VaultRow};
+
+/// The store's file name inside the data directory.
+pub const DB_FILE: &str = "connecta.db";
+
+/// Schema migrations, applied in order, each exactly once. Append only.
+const MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    r#"
+CREATE TABLE stash (
+    id            TEXT PRIMARY KEY,
+    actor_key     TEXT NOT NULL,
+    body          TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL
+);
+CREATE INDEX stash_expiry ON stash (expires_at_ms);
+
+CREATE TABLE activity (
+    id             TEXT PRIMARY KEY,
+    occurred_at_ms INTEGER NOT NULL,
+    request_id     TEXT NOT NULL,
+    actor_kind     TEXT NOT NULL,
+    actor_id       TEXT,
+    connector_id   TEXT NOT NULL,
+    tool_name      TEXT NOT NULL,
+    address        TEXT NOT NULL,
+    source         TEXT NOT NULL,
+    outcome        TEXT NOT NULL,
+    duration_ms    INTEGER NOT NULL,
+    attempts       INTEGER NOT NULL,
+    error_code     TEXT,
+    friction       TEXT
+);
+CREATE INDEX activity_recent ON activity (occurred_at_ms DESC, id DESC);
+
+CREATE TABLE vault (
+    connector     TEXT NOT NULL,
+    field         TEXT NOT NULL,
+    ciphertext    BLOB NOT NULL,
+    nonce         BLOB NOT NULL,
+    key_id        TEXT NOT NULL,
+    updated_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (connector, field)
+);
+
+CREATE TABLE catalog (
+    connector     TEXT PRIMARY KEY,
+    fingerprint   TEXT NOT NULL,
+    tools_json    TEXT NOT NULL,
+    fetched_at_ms INTEGER NOT NULL
+);
+"#,
+)];
+
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+    path: PathBuf,
+}
+
+impl SqliteStore {
+    /// Open (creating if needed) `<data_dir>/connecta.db` and migrate it.
+    pub async fn open(data_dir: &Path) -> Result<SqliteStore, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::DataDir {
+            path: data_dir.display().to_string(),
+            source,
+        })?;
+        let path = data_dir.join(DB_FILE);
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(5))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .min_connections(1)
+            .connect_with(options)
+            .await?;
+        let store = SqliteStore { pool, path };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    async fn migrate(&self) -> Result<(), StoreError> {
+        sqlx::query(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)",
+        )
+        .execute(&self.pool)
+        .await?;
+        for (version, sql) in MIGRATIONS {
+            let mut tx = self.pool.begin().await?;
+            let done: Option<i64> =
+                sqlx::query_scalar("SELECT version FROM schema_migrations WHERE version = ?")
+                    .bind(version)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if done.is_some() {
+                continue;
+            }
+            sqlx::raw_sql(*sql).execute(&mut *tx).await?;
+            sqlx::query("INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, ?)")
+                .bind(version)
+                .bind(now_ms())
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            tracing::debug!(version, "applied store migration");
+        }
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn activity_from_row(row: &SqliteRow) -> Result<ActivityEvent, StoreError> {
+    let corrupt = |what: &str, v: &str| StoreError::Corrupt(format!("activity {what} \"{v}\""));
+    let source: String = row.try_get("source")?;
+    let outcome: String = row.try_get("outcome")?;
+    let error_code: Option<String> = row.try_get("error_code")?;
+    let friction: Option<String> = row.try_get("friction")?;
+    Ok(ActivityEvent {
+        id: row.try_get("id")?,
+        occurred_at_ms: row.try_get("occurred_at_ms")?,
+        request_id: row.try_get("request_id")?,
+        actor: Actor {
+            kind: row.try_get("actor_kind")?,
+            id: row.try_get("actor_id")?,
+        },
+        connector_id: row.try_get("connector_id")?,
+        tool_name: row.try_get("tool_name")?,
+        address: row.try_get("address")?,
+        source: Source::parse(&source).ok_or_else(|| corrupt("source", &source))?,
+        outcome: Outcome::parse(&outcome).ok_or_else(|| corrupt("outcome", &outcome))?,
+        duration_ms: row.try_get::<i64, _>("duration_ms")?.max(0) as u64,
+        attempts: row.try_get::<i64, _>("attempts")?.clamp(1, u32::MAX as i64) as u32,
+        error_code: match error_code {
+            Some(c) => Some(ErrorCode::parse(&c).ok_or_else(|| corrupt("error code", &c))?),
+            None => None,
+        },
+        friction: match friction {
+            Some(f) => Some(Friction::parse(&f).ok_or_else(|| corrupt("friction", &f))?),
+            None => None,
+        },
+    })
+}
+
+fn vault_from_row(row: &SqliteRow) -> Result<VaultRow, StoreError> {
+    Ok(VaultRow {
+        connector: row.try_get("connector")?,
+        field: row.try_get("field")?,
+        ciphertext: row.try_get("ciphertext")?,
+        nonce: row.try_get("nonce")?,
+        key_id: row.try_get("key_id")?,
+        updated_at_ms: row.try_get("updated_at_ms")?,
+    })
+}
+
+async fn insert_vault(
+    tx: &mut sqlx::Transaction<'_, Sqlite>,
+    row: &VaultRow,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO vault (connector, field, ciphertext, nonce, key_id, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (connector, field) DO UPDATE SET ciphertext = excluded.ciphertext, nonce = excluded.nonce,
+         key_id = excluded.key_id, updated_at_ms = excluded.updated_at_ms",
+    )
+    .bind(&row.connector)
+    .bind(&row.field)
+    .bind(&row.ciphertext)
+    .bind(&row.nonce)
+    .bind(&row.key_id)
+    .bind(row.updated_at_ms)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn stash_put(&self, entry: &StashEntry) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO stash (id, actor_key, body, created_at_ms, expires_at_ms) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(&entry.id)
+        .bind(&entry.actor_key)
+        .bind(&entry.text)
+        .bind(entry.created_at_ms)
+        .bind(entry.expires_at_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn stash_get(
+        &self,
+        id: &str,
+        actor_key: &str,
+        now_ms: i64,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT body FROM stash WHERE id = ? AND actor_key = ? AND expires_at_ms > ?",
+        )
+        .bind(id)
+        .bind(actor_key)
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    async fn stash_purge_expired(&self, now_ms: i64) -> Result<u64, StoreError> {
+        Ok(sqlx::query("DELETE FROM stash WHERE expires_at_ms <= ?")
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?
+            .rows_affected())
+    }
+
+    async fn activity_append(&self, events: &[ActivityEvent]) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool.begin().await?;
+        // One multi-row INSERT per chunk; SQLite allows 32,766 bound variables.
+        for chunk in events.chunks(500) {
+            let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(
+                "INSERT OR IGNORE INTO activity (id, occurred_at_ms, request_id, actor_kind, actor_id, connector_id, tool_name, address, source, outcome, duration_ms, attempts, error_code, friction) ",
+            );
+            qb.push_values(chunk, |mut b, e| {
+                b.push_bind(&e.id)
+                    .push_bind(e.occurred_at_ms)
+                    .push_bind(&e.request_id)
+                    .push_bind(&e.actor.kind)
+                    .push_bind(&e.actor.id)
+                    .push_bind(&e.connector_id)
+                    .push_bind(&e.tool_name)
+                    .push_bind(&e.address)
+                    .push_bind(e.source.as_str())
+                    .push_bind(e.outcome.as_str())
+                    .push_bind(e.duration_ms.min(i64::MAX as u64) as i64)
+                    .push_bind(i64::from(e.attempts))
+                    .push_bind(e.error_code.map(ErrorCode::as_str))
+                    .push_bind(e.friction.map(Friction::as_str));
+            });
+            qb.build().execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn activity_list(&self, q: &ActivityQuery) -> Result<Vec<ActivityEvent>, StoreError> {
+        let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new("SELECT * FROM activity WHERE 1 = 1");
+        if let Some((ms, id)) = &q.before {
+            qb.push(" AND (occurred_at_ms < ")
+                .push_bind(*ms)
+                .push(" OR (occurred_at_ms = ")
+                .push_bind(*ms)
+                .push(" AND id < ")
+                .push_bind(id.clone())
+                .push("))");
+        }
+        if let Some(since) = q.since_ms {
+            qb.push(" AND occurred_at_ms >= ").push_bind(since);
+        }
+        if let Some(c) = &q.connector {
+            qb.push(" AND connector_id = ").push_bind(c.clone());
+        }
+        if let Some(o) = q.outcome {
+            qb.push(" AND outcome = ").push_bind(o.as_str());
+        }
+        if let Some(s) = q.source {
+            qb.push(" AND source = ").push_bind(s.as_str());
+        }
+        qb.push(" ORDER BY occurred_at_ms DESC, id DESC LIMIT ")
+            .push_bind(q.limit.clamp(1, 10_000) as i64);
+        let rows = qb.build().fetch_all(&self.pool).await?;
+        rows.iter().map(activity_from_row).collect()
+    }
+
+    async fn activity_purge_before(&self, before_ms: i64) -> Result<u64, StoreError> {
+        Ok(sqlx::query("DELETE FROM activity WHERE occurred_at_ms < ?")
+            .bind(before_ms)
+            .execute(&self.pool)
+            .await?
+            .rows_affected())
+    }
+
+    async fn vault_put(&self, rows: &[VaultRow]) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        for row in rows {
+            insert_vault(&mut tx, row).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn vault_get(&self, connector: &str) -> Result<Vec<VaultRow>, StoreError> {
+        let rows = sqlx::query("SELECT * FROM vault WHERE connector = ? ORDER BY field")
+            .bind(connector)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(vault_from_row).collect()
+    }
+
+    async fn vault_list(&self) -> Result<Vec<VaultRow>, StoreError> {
+        let rows = sqlx::query("SELECT * FROM vault ORDER BY connector, field")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(vault_from_row).collect()
+    }
+
+    async fn vault_delete(&self, connector: &str) -> Result<u64, StoreError> {
+        Ok(sqlx::query("DELETE FROM vault WHERE connector = ?")
+            .bind(connector)
+            .execute(&self.pool)
+            .await?
+            .rows_affected())
+    }
+
+    async fn vault_replace_all(&self, rows: &[VaultRow]) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM vault").execute(&mut *tx).await?;
+        for row in rows {
+            insert_vault(&mut tx, row).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn catalog_put(&self, c: &StoredCatalog) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO catalog (connector, fingerprint, tools_json, fetched_at_ms) VALUES (?, ?, ?, ?)
+             ON CONFLICT (connector) DO UPDATE SET fingerprint = excluded.fingerprint,
+             tools_json = excluded.tools_json, fetched_at_ms = excluded.fetched_at_ms",
+        )
+        .bind(&c.connector)
+        .bind(&c.fingerprint)
+        .bind(&c.tools_json)
+        .bind(c.fetched_at_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn catalog_get(&self, connector: &str) -> Result<Option<StoredCatalog>, StoreError> {
+        let row = sqlx::query("SELECT * FROM catalog WHERE connector = ?")
+            .bind(connector)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| {
+            Ok(StoredCatalog {
+                connector: r.try_get("connector")?,
+                fingerprint: r.try_get("fingerprint")?,
+                tools_json: r.try_get("tools_json")?,
+                fetched_at_ms: r.try_get("fetched_at_ms")?,
+            })
+        })
+        .transpose()
+    }
+}

@@ -1,0 +1,204 @@
+//! The store suite, run against SQLite (and, once it exists, PostgreSQL).
+
+use std::sync::Arc;
+
+use connecta_core::activity::{ActivityEvent, Actor, CallRecord, Outcome, Source};
+use connecta_core::error::ErrorCode;
+use connecta_store::{
+    ActivityQuery, ActivityWriter, SqliteStore, StashEntry, Store, StoredCatalog, VaultRow,
+};
+
+fn event(i: i64, connector: &str, code: Option<ErrorCode>) -> ActivityEvent {
+    ActivityEvent::new(
+        format!("ev-{i:04}"),
+        1_000 + i,
+        "req-1",
+        &Actor::anonymous(),
+        CallRecord {
+            connector_id: connector,
+            tool_name: "get_note",
+            source: Source::CallTool,
+            duration_ms: 3,
+            attempts: 1,
+            error_code: code,
+            friction: None,
+        },
+    )
+}
+
+async fn store() -> (tempfile::TempDir, SqliteStore) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(dir.path()).await.expect("open");
+    (dir, store)
+}
+
+#[tokio::test]
+async fn the_database_file_is_created_and_reopening_is_idempotent() {
+    let (dir, s) = store().await;
+    assert!(dir.path().join("connecta.db").exists());
+    s.close().await;
+    let again = SqliteStore::open(dir.path())
+        .await
+        .expect("reopen migrates nothing twice");
+    assert_eq!(again.backend(), "sqlite");
+}
+
+#[tokio::test]
+async fn stash_respects_owner_and_expiry() {
+    let (_d, s) = store().await;
+    s.stash_put(&StashEntry {
+        id: "r1".into(),
+        actor_key: "anonymous".into(),
+        text: "héllo".into(),
+        created_at_ms: 0,
+        expires_at_ms: 100,
+    })
+    .await
+    .expect("put");
+    assert_eq!(
+        s.stash_get("r1", "anonymous", 50)
+            .await
+            .expect("get")
+            .as_deref(),
+        Some("héllo")
+    );
+    assert_eq!(
+        s.stash_get("r1", "token:other", 50).await.expect("get"),
+        None
+    );
+    assert_eq!(
+        s.stash_get("r1", "anonymous", 100).await.expect("get"),
+        None
+    );
+    assert_eq!(s.stash_purge_expired(101).await.expect("purge"), 1);
+}
+
+#[tokio::test]
+async fn activity_pages_newest_first_and_filters() {
+    let (_d, s) = store().await;
+    let events: Vec<_> = (0..25)
+        .map(|i| {
+            event(
+                i,
+                if i % 2 == 0 { "a" } else { "b" },
+                (i % 5 == 0).then_some(ErrorCode::Timeout),
+            )
+        })
+        .collect();
+    s.activity_append(&events).await.expect("append");
+    let page = s
+        .activity_list(&ActivityQuery {
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(page.len(), 10);
+    assert_eq!(page[0].id, "ev-0024");
+    let last = page.last().expect("non-empty");
+    let next = s
+        .activity_list(&ActivityQuery {
+            limit: 10,
+            before: Some((last.occurred_at_ms, last.id.clone())),
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(next[0].id, "ev-0014");
+    let timeouts = s
+        .activity_list(&ActivityQuery {
+            limit: 100,
+            outcome: Some(Outcome::Timeout),
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(timeouts.len(), 5);
+    assert_eq!(timeouts[0], events[20]);
+    let a = s
+        .activity_list(&ActivityQuery {
+            limit: 100,
+            connector: Some("a".into()),
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(a.len(), 13);
+    assert_eq!(s.activity_purge_before(1_010).await.expect("purge"), 10);
+}
+
+#[tokio::test]
+async fn the_writer_batches_and_flushes() {
+    let (_d, s) = store().await;
+    let s: Arc<dyn Store> = Arc::new(s);
+    let (sink, writer) = ActivityWriter::spawn(s.clone());
+    for i in 0..1_000 {
+        sink.record(event(i, "a", None));
+    }
+    sink.flush().await;
+    let all = s
+        .activity_list(&ActivityQuery {
+            limit: 5_000,
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(all.len(), 1_000);
+    assert_eq!(sink.dropped(), 0);
+    drop(sink);
+    writer.finish().await;
+}
+
+#[tokio::test]
+async fn vault_rows_upsert_and_replace_atomically() {
+    let (_d, s) = store().await;
+    let row = |c: &str, f: &str, b: u8| VaultRow {
+        connector: c.into(),
+        field: f.into(),
+        ciphertext: vec![b; 8],
+        nonce: vec![1; 24],
+        key_id: "k1".into(),
+        updated_at_ms: 1,
+    };
+    s.vault_put(&[row("a", "secret", 1), row("b", "secret", 2)])
+        .await
+        .expect("put");
+    s.vault_put(&[row("a", "secret", 3)]).await.expect("upsert");
+    assert_eq!(
+        s.vault_get("a").await.expect("get")[0].ciphertext,
+        vec![3; 8]
+    );
+    s.vault_replace_all(&[row("c", "secret", 4)])
+        .await
+        .expect("replace");
+    let all = s.vault_list().await.expect("list");
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].connector, "c");
+    assert_eq!(s.vault_delete("c").await.expect("delete"), 1);
+}
+
+#[tokio::test]
+async fn catalogs_persist() {
+    let (_d, s) = store().await;
+    let c = StoredCatalog {
+        connector: "a".into(),
+        fingerprint: "f1".into(),
+        tools_json: "[]".into(),
+        fetched_at_ms: 5,
+    };
+    s.catalog_put(&c).await.expect("put");
+    s.catalog_put(&StoredCatalog {
+        fingerprint: "f2".into(),
+        ..c.clone()
+    })
+    .await
+    .expect("put");
+    assert_eq!(
+        s.catalog_get("a")
+            .await
+            .expect("get")
+            .map(|c| c.fingerprint),
+        Some("f2".into())
+    );
+    assert_eq!(s.catalog_get("zz").await.expect("get"), None);
+}
