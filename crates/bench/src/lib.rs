@@ -17,6 +17,7 @@
 
 pub mod cpu;
 pub mod launcher;
+pub mod machine;
 pub mod measure;
 pub mod plan;
 pub mod report;

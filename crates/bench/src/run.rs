@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::machine::WindowStart;
 use crate::measure::{TargetSpec, downstream, target};
 use crate::plan::{Plan, Shape};
 use crate::report::model::{Figure, Machine, Report, ShapeReport};
@@ -27,6 +28,7 @@ pub struct RunOptions {
 /// Run, write the report, return it.
 pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
     let started = Instant::now();
+    let run_window = WindowStart::now();
     let logs = options.out_dir.join("logs");
     std::fs::create_dir_all(&logs)?;
     let mut shapes = Vec::new();
@@ -38,6 +40,7 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
             shape.tools_per_connector,
             shape.total_tools()
         );
+        let window = WindowStart::now();
         let downstream = if options.measure_downstream {
             eprintln!("  downstream alone…");
             let log = logs.join(format!("{}-downstream.log", shape.name));
@@ -57,6 +60,7 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
             shape: shape.clone(),
             downstream,
             targets,
+            machine_load: window.finish(),
         });
     }
     let report = Report {
@@ -67,6 +71,7 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
         machine: machine(),
         plan: options.plan.clone(),
         shapes,
+        machine_load: run_window.finish(),
         wall_seconds: started.elapsed().as_secs_f64(),
     };
     report::write(&report, &options.out_dir)?;

@@ -32,11 +32,12 @@ use serde::Serialize;
 
 pub use admission::CallAdmission;
 pub use catalog_cell::{CatalogCell, CatalogStatus, Loaded};
-pub use code::WorkerCommand;
+pub use code::{WorkerCommand, truncate_result};
 pub use connecta_connectors::{ConnectorState, ConnectorStatus};
 pub use context::RequestCtx;
 pub use meta::MetaOutput;
 pub use redact::Redactor;
+pub use validate::ArgValidator;
 
 /// How often expired stash entries and old activity are purged.
 const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(60);

@@ -21,6 +21,43 @@ fn throughput_at(t: &TargetReport, in_flight: usize) -> Option<f64> {
     })
 }
 
+fn server_cpu_at(t: &TargetReport, in_flight: usize) -> Option<f64> {
+    t.load.iter().find_map(|l| match l {
+        Figure::Measured(l) if l.in_flight == in_flight => l.server_cpu_us_per_call,
+        _ => None,
+    })
+}
+
+/// PERFORMANCE.md's per-call bar: the cost at the largest catalog within
+/// 10% of the cost at the smallest. Of several shapes of the largest size
+/// (large and wide), the costliest is judged.
+pub fn growth_verdict(points: &[(usize, f64)]) -> Option<(usize, f64, usize, f64, bool)> {
+    let small = points.iter().min_by_key(|p| p.0)?;
+    let large = points
+        .iter()
+        .filter(|p| p.0 == points.iter().map(|p| p.0).max().unwrap_or(0))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    (small.0 != large.0 && small.1 > 0.0).then(|| {
+        let factor = large.1 / small.1;
+        (small.0, small.1, large.0, large.1, factor <= 1.10)
+    })
+}
+
+fn growth_line(out: &mut String, what: &str, points: &[(usize, f64)], unit: Unit) {
+    if let Some((small_n, small, large_n, large, within)) = growth_verdict(points) {
+        let _ = writeln!(
+            out,
+            "- Per-call cost: {what} is {} at {} tools and {} at {} tools (×{:.2}; within 10%: {}).",
+            format_value(small, unit),
+            super::cells::thousands(small_n as u64),
+            format_value(large, unit),
+            super::cells::thousands(large_n as u64),
+            large / small,
+            if within { "yes" } else { "**no**" }
+        );
+    }
+}
+
 fn rss_after_load(t: &TargetReport) -> Option<u64> {
     Some(t.memory_after_load.measured()?.server.rss_bytes)
 }
@@ -141,6 +178,7 @@ pub fn render(out: &mut String, report: &Report) {
         let _ = writeln!(out, "|{}", " --- |".repeat(8));
         let mut points = Vec::new();
         let mut calls = Vec::new();
+        let mut cpu = Vec::new();
         for shape in &report.shapes {
             let Some(t) = shape.targets.get(index) else {
                 continue;
@@ -160,6 +198,9 @@ pub fn render(out: &mut String, report: &Report) {
             if let Some(p50) = ours {
                 calls.push((tools, p50));
             }
+            if let Some(us) = server_cpu_at(t, max_in_flight) {
+                cpu.push((tools, us));
+            }
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -175,21 +216,13 @@ pub fn render(out: &mut String, report: &Report) {
         }
         out.push('\n');
         slope_line(out, &points);
-        let smallest = calls.iter().min_by_key(|c| c.0);
-        let largest = calls.iter().max_by_key(|c| c.0);
-        if let (Some(small), Some(large)) = (smallest, largest)
-            && small.0 != large.0
-        {
-            let _ = writeln!(
-                out,
-                "- Per-call cost: direct `call_tool` p50 is {} at {} tools and {} at {} tools (×{:.2}).",
-                format_value(small.1, Unit::Ms),
-                super::cells::thousands(small.0 as u64),
-                format_value(large.1, Unit::Ms),
-                super::cells::thousands(large.0 as u64),
-                large.1 / small.1
-            );
-        }
+        growth_line(out, "direct `call_tool` p50", &calls, Unit::Ms);
+        growth_line(
+            out,
+            &format!("server CPU per call at {max_in_flight} in flight"),
+            &cpu,
+            Unit::Us,
+        );
         out.push('\n');
         render_soak(out, report, index);
     }
@@ -245,6 +278,23 @@ fn render_soak(out: &mut String, report: &Report, index: usize) {
     }
     if wrote_header {
         out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::growth_verdict;
+
+    #[test]
+    fn the_costliest_largest_shape_is_held_to_ten_percent_of_the_smallest() {
+        let points = [(100, 1.0), (1_000, 1.2), (10_000, 1.05), (10_000, 1.09)];
+        assert_eq!(
+            growth_verdict(&points),
+            Some((100, 1.0, 10_000, 1.09, true))
+        );
+        let points = [(100, 1.0), (10_000, 1.05), (10_000, 1.2)];
+        assert_eq!(growth_verdict(&points).map(|v| v.4), Some(false));
+        assert_eq!(growth_verdict(&[(100, 1.0)]), None);
     }
 }
 

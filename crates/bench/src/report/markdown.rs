@@ -8,6 +8,7 @@ use super::cells::{Cell, MB, Unit, format_cell, format_ratio, format_value, reas
 use super::growth;
 use super::model::{DownstreamReport, Figure, Report, ShapeReport, TargetReport};
 use super::reference::{self as bars, Applies, Bar, Better, ratio};
+use crate::machine::{LoadSnapshot, LoadWindow};
 use crate::stats::Distribution;
 
 /// One table row.
@@ -340,6 +341,7 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
         shape.tools_per_connector,
         super::cells::thousands(shape.total_tools() as u64)
     );
+    let _ = writeln!(out, "{}\n", load_line(&report.machine_load));
     let rows: Vec<Row> = build_rows(report, in_flight)
         .into_iter()
         .filter(|r| {
@@ -424,6 +426,25 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
     out.push('\n');
 }
 
+/// One sentence on how busy the machine was over a window.
+pub fn load_line(w: &LoadWindow) -> String {
+    let avg = |s: &LoadSnapshot| format!("{:.2}", s.loadavg[0]);
+    let pct = |p: Option<f64>| p.map_or("unknown".to_owned(), |p| format!("{p:.0}%"));
+    let compilers = w.before.compilers.max(w.after.compilers);
+    format!(
+        "load average (1 min) {} → {}; all cores {} busy, others {}; {} at either end.",
+        avg(&w.before),
+        avg(&w.after),
+        pct(w.busy_percent),
+        pct(w.others_percent),
+        match compilers {
+            0 => "no compiler running".to_owned(),
+            1 => "1 compiler process running".to_owned(),
+            n => format!("up to {n} compiler processes running"),
+        }
+    )
+}
+
 /// The whole markdown report.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
@@ -450,6 +471,12 @@ pub fn render(report: &Report) -> String {
         m.kernel.as_deref().unwrap_or("unknown kernel"),
         m.memory_total_bytes
             .map_or("unknown".into(), |b| format_value(b as f64 / MB, Unit::Mb))
+    );
+    let _ = writeln!(
+        out,
+        "The machine is shared: the load line under each shape says how busy it was while that \
+         shape ran (\"others\" is CPU this run did not spend). Over the whole run: {}\n",
+        load_line(&report.machine_load)
     );
     let p = &report.plan;
     let _ = writeln!(

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::launcher::StopOutcome;
+use crate::machine::LoadWindow;
 use crate::plan::{Plan, Shape};
 use crate::rss::TreeMemory;
 use crate::stats::Distribution;
@@ -169,6 +170,8 @@ pub struct ShapeReport {
     pub shape: Shape,
     pub downstream: Figure<DownstreamReport>,
     pub targets: Vec<TargetReport>,
+    /// How busy the machine was while this shape was measured.
+    pub machine_load: LoadWindow,
 }
 
 /// Where and how the run happened.
@@ -192,5 +195,7 @@ pub struct Report {
     pub machine: Machine,
     pub plan: Plan,
     pub shapes: Vec<ShapeReport>,
+    /// How busy the machine was over the whole run.
+    pub machine_load: LoadWindow,
     pub wall_seconds: f64,
 }
