@@ -36,7 +36,7 @@ use serde::Serialize;
 
 pub use admission::CallAdmission;
 pub use catalog_cell::{CatalogCell, CatalogStatus, Loaded};
-pub use code::WorkerCommand;
+pub use code::{WorkerCommand, truncate_result};
 pub use connecta_connectors::{ConnectorState, ConnectorStatus};
 pub use context::RequestCtx;
 pub use credentials::{KeyCache, VaultCredentials};

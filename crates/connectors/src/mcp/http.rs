@@ -1,5 +1,7 @@
 //! Streamable HTTP downstreams: a session is connected on demand, one
-//! connection attempt at a time, with backoff after failures.
+//! connection attempt at a time, with backoff after failures. Requests go
+//! over kept-alive connections (rmcp's default client keeps none, which
+//! would cost a TCP handshake and an accept on both ends of every call).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,6 +24,10 @@ use crate::credential::{CredentialBinding, Framed};
 pub(crate) struct HttpTransport {
     shared: Arc<Shared>,
     config: StreamableHttpClientTransportConfig,
+    /// The pooled HTTP client every session uses (one per process, shared
+    /// by every HTTP connector); `None` when it could not be built (rmcp's
+    /// default client is used then).
+    http: Option<reqwest::Client>,
     /// A header that could not be used (reported on every connect).
     bad_header: Option<String>,
     /// The vault credential, loaded (and framed into a header) per call, so
@@ -67,9 +73,11 @@ impl HttpTransport {
             .max_json_response_size(shared.options.max_response_bytes)
             .reinit_on_expired_session(true);
         let backoff = shared.options.backoff_min;
+        let http = shared_client();
         HttpTransport {
             shared,
             config,
+            http,
             bad_header,
             credential,
             live_credential: std::sync::Mutex::new(None),
@@ -149,7 +157,10 @@ impl HttpTransport {
         if let Some((name, value)) = &wanted {
             config.custom_headers.insert(name.clone(), value.clone());
         }
-        let transport = StreamableHttpClientTransport::from_config(config);
+        let transport = match &self.http {
+            Some(http) => StreamableHttpClientTransport::with_client(http.clone(), config),
+            None => StreamableHttpClientTransport::from_config(config),
+        };
         let attempt = rmcp::service::serve_client_with_lifecycle_and_ct(
             GatewayClient,
             transport,
@@ -225,4 +236,50 @@ impl HttpTransport {
             ct.cancel();
         }
     }
+}
+
+/// Most redirects followed for one request (rmcp's default client's limit).
+const MAX_REDIRECTS: usize = 10;
+
+/// One client for the whole process: building one loads and parses the
+/// system's root certificates, which a hundred connectors would otherwise
+/// do a hundred times at boot, and connections to one host are pooled
+/// across the connectors it serves.
+fn shared_client() -> Option<reqwest::Client> {
+    static CLIENT: std::sync::OnceLock<Option<reqwest::Client>> = std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            pooled_client()
+                .inspect_err(|e| {
+                    tracing::warn!(error = %e, "no pooled HTTP client; one connection per request");
+                })
+                .ok()
+        })
+        .clone()
+}
+
+/// A client that keeps connections alive. `TCP_NODELAY` avoids the
+/// delayed-ACK stall that made rmcp give up pooling (a small request written
+/// after an unacknowledged one waits for the peer's delayed ACK). Redirects
+/// follow rmcp's rule: same-origin 307 and 308 only (they keep the method and
+/// body; anything else, or another origin, would lose the message or replay
+/// the session id and headers elsewhere).
+fn pooled_client() -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            let same_origin = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            let keeps_body = matches!(attempt.status().as_u16(), 307 | 308);
+            if !keeps_body || !same_origin {
+                attempt.stop()
+            } else if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error(format!("exceeded {MAX_REDIRECTS} redirects"))
+            } else {
+                attempt.follow()
+            }
+        }))
+        .build()
 }

@@ -19,7 +19,8 @@ pub(crate) fn serialized_chars(v: &Value) -> (String, usize) {
 /// Replace a value whose compact JSON exceeds `cap` characters by exactly one
 /// envelope `{truncated, preview, totalChars, hint}` whose own serialized
 /// form fits within `cap`. Values within the cap pass unchanged (R1).
-pub(crate) fn truncate_result(value: Value, cap: usize) -> (Value, bool) {
+/// Public for the criterion benches of the hot paths (`connecta-bench`).
+pub fn truncate_result(value: Value, cap: usize) -> (Value, bool) {
     let (text, total) = serialized_chars(&value);
     if total <= cap {
         return (value, false);

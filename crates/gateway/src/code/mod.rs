@@ -11,6 +11,8 @@ mod envelope;
 mod host;
 mod prelude;
 
+pub use envelope::truncate_result;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;

@@ -1,0 +1,135 @@
+//! The synthetic downstream measured directly: the same client, the same
+//! tool, the same load levels as through a gateway, so that the gateway's
+//! added cost is the difference. Started as its own process
+//! (`connecta-bench synthetic-downstream`) at the same shape.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde_json::json;
+
+use super::checks;
+use super::client::Client;
+use super::sample::{self, Check, LoadCall};
+use super::target::{
+    connect_many, first_list, load_with_cpu, memory, protocol_env, tools_list_figure,
+};
+use crate::launcher::{LaunchSpec, ServerProcess, shell_quote};
+use crate::plan::{Plan, Shape};
+use crate::report::model::{DownstreamReport, Figure, Startup};
+use crate::stats::ms;
+use crate::synthetic::http::connector_path;
+use crate::synthetic::tool_name;
+
+/// The command line that starts the synthetic downstream at the shape given
+/// by the launcher protocol's environment.
+pub fn command(bench_exe: &Path) -> String {
+    format!(
+        "{} synthetic-downstream",
+        shell_quote(&bench_exe.to_string_lossy())
+    )
+}
+
+/// Launch the synthetic downstream at `shape`, measure it, stop it.
+pub async fn measure(
+    bench_exe: &Path,
+    shape: &Shape,
+    plan: &Plan,
+    log_file: Option<PathBuf>,
+) -> anyhow::Result<DownstreamReport> {
+    let spec = LaunchSpec {
+        command: command(bench_exe),
+        env: protocol_env(shape),
+        ready_timeout: Duration::from_secs(plan.ready_timeout_secs),
+        log_file,
+    };
+    let server = ServerProcess::launch(&spec).await?;
+    let result = measure_running(&server, shape, plan).await;
+    let stop = Figure::from_result(server.stop(Duration::from_secs(10)).await);
+    let mut report = result?;
+    report.stop = stop;
+    Ok(report)
+}
+
+async fn measure_running(
+    server: &ServerProcess,
+    shape: &Shape,
+    plan: &Plan,
+) -> anyhow::Result<DownstreamReport> {
+    let (c, t) = shape.probe();
+    let url = format!(
+        "http://127.0.0.1:{}{}",
+        server.ready.port,
+        connector_path(c)
+    );
+    let (client, pages, walk) = first_list(
+        &url,
+        Duration::from_secs(plan.ready_timeout_secs),
+        plan.driver,
+    )
+    .await?;
+    let first_list_ms = ms(server.spawned_at.elapsed());
+    let startup = Figure::Measured(Startup {
+        ready_line_ms: ms(server.ready_after),
+        first_list_ms,
+        server_only_ms: None,
+    });
+    let tools_list = Figure::Measured(tools_list_figure(
+        &pages,
+        client.instructions().as_deref(),
+        walk,
+    ));
+
+    let call = lookup_request(&tool_name(t));
+    let echo: Check = Arc::new(|i, r| checks::echoes(r, i as i64));
+    let client = Arc::new(client);
+    let direct_call = Figure::Measured(
+        sample::sequential(
+            plan.warmup,
+            plan.samples,
+            |i| call(client.clone(), i),
+            echo.clone(),
+        )
+        .await,
+    );
+    let clients = connect_many(&url, plan.max_in_flight(), plan.driver).await?;
+    let mut load = Vec::new();
+    for &in_flight in &plan.in_flight {
+        load.push(Figure::Measured(
+            load_with_cpu(
+                server,
+                &clients,
+                plan.load_calls,
+                in_flight,
+                call.clone(),
+                echo.clone(),
+            )
+            .await,
+        ));
+    }
+    let memory_after_load = memory(server);
+    for c in clients.into_iter().chain([client]) {
+        if let Ok(c) = Arc::try_unwrap(c) {
+            c.close().await;
+        }
+    }
+    Ok(DownstreamReport {
+        startup,
+        tools_list,
+        direct_call,
+        load,
+        memory_after_load,
+        stop: Figure::Skipped("not stopped yet".into()),
+    })
+}
+
+/// `tools/call` of `tool` with `{value: i}`, straight to the connector.
+fn lookup_request(tool: &str) -> LoadCall {
+    let tool: Arc<str> = tool.into();
+    Arc::new(move |client: Arc<Client>, i: usize| {
+        let tool = tool.clone();
+        async move { client.call(&tool, json!({"value": i})).await }.boxed()
+    })
+}

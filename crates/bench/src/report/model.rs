@@ -1,0 +1,201 @@
+//! The report's data: what `report.json` holds and `report.md` renders.
+//! Every figure is either measured, skipped (with the reason), or failed
+//! (with the error): nothing is left blank and nothing is filled in.
+
+use serde::Serialize;
+
+use crate::launcher::StopOutcome;
+use crate::machine::LoadWindow;
+use crate::plan::{Plan, Shape};
+use crate::rss::TreeMemory;
+use crate::stats::Distribution;
+
+/// One figure's outcome.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "status", content = "value", rename_all = "camelCase")]
+pub enum Figure<T> {
+    Measured(T),
+    Skipped(String),
+    Failed(String),
+}
+
+impl<T> Figure<T> {
+    pub fn measured(&self) -> Option<&T> {
+        match self {
+            Figure::Measured(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn from_result(result: anyhow::Result<T>) -> Self {
+        match result {
+            Ok(v) => Figure::Measured(v),
+            Err(e) => Figure::Failed(format!("{e:#}")),
+        }
+    }
+}
+
+/// Repeated samples of one request.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Samples {
+    /// Latency of the successful samples; `None` if none succeeded.
+    pub latency: Option<Distribution>,
+    /// Samples that failed (transport error or a failed check).
+    pub errors: usize,
+    /// The first failure, for diagnosis.
+    pub first_error: Option<String>,
+    /// One response as received, shortened.
+    pub sample_response: Option<String>,
+}
+
+/// A single timed request (the cold figures).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Single {
+    pub ms: f64,
+    pub sample_response: Option<String>,
+}
+
+/// Spawn to readiness.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Startup {
+    /// Spawn to the ready line.
+    pub ready_line_ms: f64,
+    /// Spawn to the first successful `tools/list` (handshake included).
+    pub first_list_ms: f64,
+    /// `first_list_ms` minus the time a wrapping launcher spent before it
+    /// started the server (its `spawnedAfterMs`), when it said.
+    pub server_only_ms: Option<f64>,
+}
+
+/// What `tools/list` and `initialize` cost a conversation.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolsList {
+    pub tool_count: usize,
+    pub tool_names: Vec<String>,
+    pub pages: usize,
+    /// Compact JSON of the `tools` array.
+    pub tools_bytes: usize,
+    /// UTF-8 bytes of the server's `instructions`.
+    pub instructions_bytes: usize,
+    /// Time for the whole walk (all pages).
+    pub walk_ms: f64,
+}
+
+/// One load level.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Load {
+    pub in_flight: usize,
+    pub calls: usize,
+    pub errors: usize,
+    pub first_error: Option<String>,
+    pub duration_ms: f64,
+    /// Successful calls per second of wall time.
+    pub throughput_per_sec: f64,
+    pub latency: Option<Distribution>,
+    /// CPU of the server and its descendants per call, in microseconds
+    /// (10 ms tick resolution over the whole level).
+    pub server_cpu_us_per_call: Option<f64>,
+    /// CPU of the launched wrapper per call, when the server is not the
+    /// launched process (for `serve-synthetic`: the in-process downstream).
+    pub launcher_cpu_us_per_call: Option<f64>,
+    /// CPU of this measuring process per call: on a small machine the
+    /// client competes with the server for the same cores.
+    pub driver_cpu_us_per_call: Option<f64>,
+}
+
+/// One soak round and the memory after it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SoakRound {
+    pub round: usize,
+    pub load: Load,
+    pub server_rss_bytes: Option<u64>,
+    pub workers_rss_bytes: Option<u64>,
+}
+
+/// The figures of one server command at one shape.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetReport {
+    pub label: String,
+    pub command: String,
+    pub startup: Figure<Startup>,
+    pub tools_list: Figure<ToolsList>,
+    /// First `search_tools` after boot (the marker query).
+    pub search_cold: Figure<Single>,
+    /// The marker query (matches one tool), warm.
+    pub search_warm: Figure<Samples>,
+    /// A natural-language query, warm.
+    pub search_natural: Figure<Samples>,
+    /// A query every tool matches, warm.
+    pub search_all: Figure<Samples>,
+    /// A query nothing matches, warm.
+    pub search_negative: Figure<Samples>,
+    pub direct_call: Figure<Samples>,
+    /// First `execute_code` after boot: a no-op program.
+    pub execute_cold: Figure<Single>,
+    /// A program with one host call.
+    pub execute_warm: Figure<Samples>,
+    /// A program with one 10-call `connecta.batch`.
+    pub batch: Figure<Samples>,
+    pub memory_before_load: Figure<TreeMemory>,
+    pub load: Vec<Figure<Load>>,
+    pub memory_after_load: Figure<TreeMemory>,
+    pub soak: Figure<Vec<SoakRound>>,
+    pub stop: Figure<StopOutcome>,
+}
+
+/// The synthetic downstream measured directly with the same client.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DownstreamReport {
+    pub startup: Figure<Startup>,
+    /// The connector that is called, listed to the end (pagination walk).
+    pub tools_list: Figure<ToolsList>,
+    pub direct_call: Figure<Samples>,
+    pub load: Vec<Figure<Load>>,
+    pub memory_after_load: Figure<TreeMemory>,
+    pub stop: Figure<StopOutcome>,
+}
+
+/// Everything measured at one shape.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShapeReport {
+    pub shape: Shape,
+    pub downstream: Figure<DownstreamReport>,
+    pub targets: Vec<TargetReport>,
+    /// How busy the machine was while this shape was measured.
+    pub machine_load: LoadWindow,
+}
+
+/// Where and how the run happened.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Machine {
+    pub cpus: usize,
+    pub cpu_model: Option<String>,
+    pub kernel: Option<String>,
+    pub memory_total_bytes: Option<u64>,
+}
+
+/// The whole run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub schema_version: u32,
+    pub generated_at: String,
+    pub mode: String,
+    pub source_commit: Option<String>,
+    pub machine: Machine,
+    pub plan: Plan,
+    pub shapes: Vec<ShapeReport>,
+    /// How busy the machine was over the whole run.
+    pub machine_load: LoadWindow,
+    pub wall_seconds: f64,
+}

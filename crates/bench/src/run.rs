@@ -1,0 +1,145 @@
+//! A whole run: for each shape, the downstream alone, then each target;
+//! then the report files. Targets are measured one after another, never
+//! at once, so they do not share the two cores.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::machine::WindowStart;
+use crate::measure::{TargetSpec, downstream, target};
+use crate::plan::{Plan, Shape};
+use crate::report::model::{Figure, Machine, Report, ShapeReport};
+use crate::report::{self};
+
+/// Everything a run needs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub shapes: Vec<Shape>,
+    pub plan: Plan,
+    pub targets: Vec<TargetSpec>,
+    /// This binary, to start the synthetic downstream alone.
+    pub bench_exe: PathBuf,
+    /// Where `report.md`, `report.json` and `logs/` go.
+    pub out_dir: PathBuf,
+    /// Measure the synthetic downstream alone at each shape.
+    pub measure_downstream: bool,
+}
+
+/// Run, write the report, return it.
+pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
+    let started = Instant::now();
+    let run_window = WindowStart::now();
+    let logs = options.out_dir.join("logs");
+    std::fs::create_dir_all(&logs)?;
+    let mut shapes = Vec::new();
+    for shape in &options.shapes {
+        eprintln!(
+            "connecta-bench: {} ({} × {} = {} tools)",
+            shape.name,
+            shape.connectors,
+            shape.tools_per_connector,
+            shape.total_tools()
+        );
+        let window = WindowStart::now();
+        let downstream = if options.measure_downstream {
+            eprintln!("  downstream alone…");
+            let log = logs.join(format!("{}-downstream.log", shape.name));
+            Figure::from_result(
+                downstream::measure(&options.bench_exe, shape, &options.plan, Some(log)).await,
+            )
+        } else {
+            Figure::Skipped("--no-downstream".into())
+        };
+        let mut targets = Vec::new();
+        for spec in &options.targets {
+            eprintln!("  {}…", spec.label);
+            let log = logs.join(format!("{}-{}.log", shape.name, sanitize(&spec.label)));
+            targets.push(target::measure(spec, shape, &options.plan, Some(log)).await);
+        }
+        shapes.push(ShapeReport {
+            shape: shape.clone(),
+            downstream,
+            targets,
+            machine_load: window.finish(),
+        });
+    }
+    let report = Report {
+        schema_version: 1,
+        generated_at: now_rfc3339(),
+        mode: options.plan.name.clone(),
+        source_commit: source_commit(),
+        machine: machine(),
+        plan: options.plan.clone(),
+        shapes,
+        machine_load: run_window.finish(),
+        wall_seconds: started.elapsed().as_secs_f64(),
+    };
+    report::write(&report, &options.out_dir)?;
+    Ok(report)
+}
+
+fn sanitize(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// `git rev-parse HEAD` where the run happens, with `-dirty` when the tree
+/// has changes: a figure belongs to the code that produced it.
+fn source_commit() -> Option<String> {
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let mut commit = String::from_utf8_lossy(&head.stdout).trim().to_owned();
+    let dirty = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .output()
+        .ok()
+        .is_some_and(|o| !o.stdout.is_empty());
+    if dirty {
+        commit.push_str("-dirty");
+    }
+    Some(commit)
+}
+
+fn machine() -> Machine {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, m)| m.trim().to_owned());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|k| format!("Linux {}", k.trim()));
+    let memory_total_bytes = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024);
+    Machine {
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        cpu_model,
+        kernel,
+        memory_total_bytes,
+    }
+}

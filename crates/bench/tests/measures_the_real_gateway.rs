@@ -1,0 +1,184 @@
+//! A whole `run` against the real `connecta` binary through
+//! `serve-synthetic`, once with the synthetic connectors over loopback HTTP
+//! and once as stdio children: every figure of PERFORMANCE.md is measured
+//! (code mode included: `execute_code` cold and warm, the 10-call batch,
+//! sandbox workers in the memory figures), every response passes its check,
+//! and connecta stops on SIGTERM.
+//!
+//! The sample counts are tiny: this proves the instrument works against the
+//! gateway, not how fast the gateway is. No timing is asserted.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use connecta_bench::launcher::shell_quote;
+use connecta_bench::measure::{Driver, TargetSpec};
+use connecta_bench::plan::{Plan, Shape};
+use connecta_bench::run::{RunOptions, run};
+use serde_json::Value;
+
+const BENCH: &str = env!("CARGO_BIN_EXE_connecta-bench");
+
+/// The `connecta` binary of this build profile, built now if it is missing
+/// or stale (cargo is a no-op when it is fresh). Integration tests of this
+/// crate only get this crate's own binaries from cargo.
+fn connecta_bin() -> PathBuf {
+    let profile_dir = Path::new(BENCH).parent().expect("target/<profile>");
+    let target_dir = profile_dir.parent().expect("target dir");
+    let profile = profile_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("profile dir name");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .args(["build", "--quiet", "-p", "connecta", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(target_dir);
+    match profile {
+        "debug" => {}
+        "release" => {
+            cargo.arg("--release");
+        }
+        other => {
+            cargo.args(["--profile", other]);
+        }
+    }
+    let status = cargo.status().expect("running cargo");
+    assert!(status.success(), "building connecta failed: {status}");
+    let bin = profile_dir.join("connecta");
+    assert!(bin.exists(), "no connecta at {}", bin.display());
+    bin
+}
+
+fn status(figure: &Value) -> &str {
+    figure["status"].as_str().unwrap_or("?")
+}
+
+fn target(label: &str, connecta: &Path, downstream: &str) -> TargetSpec {
+    TargetSpec {
+        label: label.into(),
+        command: format!(
+            "{} serve-synthetic --connecta-bin {} --downstream {downstream}",
+            shell_quote(BENCH),
+            shell_quote(&connecta.to_string_lossy())
+        ),
+    }
+}
+
+fn assert_every_figure_measured(t: &Value) {
+    let label = t["label"].as_str().unwrap_or("?");
+    assert_eq!(
+        status(&t["startup"]),
+        "measured",
+        "{label}: {}",
+        t["startup"]
+    );
+    let listed = &t["toolsList"]["value"];
+    assert_eq!(listed["toolCount"], 7, "{label}: the seven meta-tools");
+    assert!(
+        listed["toolNames"]
+            .as_array()
+            .is_some_and(|names| names.iter().any(|n| n == "execute_code")),
+        "{label}: {listed}"
+    );
+    for cold in ["searchCold", "executeCold"] {
+        assert_eq!(status(&t[cold]), "measured", "{label} {cold}: {}", t[cold]);
+    }
+    for (figure, samples) in [
+        ("searchWarm", 10),
+        ("searchNatural", 10),
+        ("searchAll", 10),
+        ("searchNegative", 10),
+        ("directCall", 10),
+        ("executeWarm", 10),
+        ("batch", 4),
+    ] {
+        assert_eq!(status(&t[figure]), "measured", "{label} {figure}");
+        assert_eq!(
+            t[figure]["value"]["errors"], 0,
+            "{label} {figure}: {}",
+            t[figure]
+        );
+        assert_eq!(
+            t[figure]["value"]["latency"]["samples"], samples,
+            "{label} {figure}"
+        );
+    }
+    let loads = t["load"].as_array().expect("load levels");
+    assert_eq!(loads.len(), 2, "{label}");
+    for load in loads {
+        assert_eq!(status(load), "measured", "{label}: {load}");
+        assert_eq!(load["value"]["errors"], 0, "{label}: {load}");
+        assert_eq!(load["value"]["latency"]["samples"], 40, "{label}");
+        // connecta runs behind serve-synthetic: the wrapper is its own row.
+        assert!(
+            load["value"]["launcherCpuUsPerCall"].is_number(),
+            "{label}: {load}"
+        );
+    }
+    let memory = &t["memoryAfterLoad"]["value"];
+    assert!(memory["server"]["rssBytes"].as_u64().unwrap_or(0) > 0);
+    assert!(
+        memory["sandboxWorkers"]
+            .as_array()
+            .is_some_and(|w| !w.is_empty()),
+        "{label}: programs ran, so sandbox workers exist: {memory}"
+    );
+    assert_eq!(t["soak"]["value"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        t["stop"]["value"]["exitedOnSigterm"], true,
+        "{label}: {}",
+        t["stop"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_figure_is_measured_against_connecta_over_http_and_stdio_connectors() {
+    let connecta = connecta_bin();
+    let out_dir = std::env::temp_dir().join(format!("connecta-bench-real-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let options = RunOptions {
+        shapes: vec![Shape::new("tiny", 3, 12)],
+        plan: Plan {
+            name: "test".into(),
+            samples: 10,
+            warmup: 2,
+            execute_samples: 10,
+            batch_samples: 4,
+            load_calls: 40,
+            in_flight: vec![1, 4],
+            soak_rounds: 2,
+            soak_calls: 20,
+            soak_in_flight: 4,
+            ready_timeout_secs: 60,
+            driver: Driver::Rmcp,
+        },
+        targets: vec![
+            target("http", &connecta, "http"),
+            target("stdio", &connecta, "stdio"),
+        ],
+        bench_exe: BENCH.into(),
+        out_dir: out_dir.clone(),
+        measure_downstream: false,
+    };
+    run(&options).await.expect("the run completes");
+
+    let json: Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.join("report.json")).expect("report.json"),
+    )
+    .expect("valid JSON");
+    let shape = &json["shapes"][0];
+    assert!(shape["machineLoad"]["before"]["loadavg"].is_array());
+    for t in shape["targets"].as_array().expect("targets") {
+        assert_every_figure_measured(t);
+    }
+    let md = std::fs::read_to_string(out_dir.join("report.md")).expect("report.md");
+    assert!(
+        md.contains("| figure | http | stdio | http vs stdio |"),
+        "{md}"
+    );
+    assert!(!md.contains("failed"), "{md}");
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
