@@ -2,8 +2,10 @@
 //! shared behind `Arc` and merged with other catalogs' indexes at query time.
 //!
 //! Layout is chosen for a small footprint and a fast warm query:
-//! - terms are interned once ([`Vocab`], hashed with the process-wide hasher
-//!   so a query term is hashed once for every catalog searched);
+//! - terms are interned once per index (dense local ids) and named through
+//!   the process-wide shared vocabulary: the index keeps only a table from
+//!   shared term ids to its own ([`IdMap`]), so a query term is looked up
+//!   by its text once per search and by an integer in each catalog;
 //! - postings live in one flat array (compressed-row style, one `u32` per
 //!   posting carrying the tool and the fields it matched in, in tool order);
 //! - each tool's name is kept as a term sequence (exact- and complete-name
@@ -28,9 +30,9 @@ use crate::catalog::{Catalog, ToolDef};
 use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
 use super::tokenize::{Compounds, Scratch, for_each_word, is_stopword, terms, word_terms};
+use super::vocab::{IdMap, VocabBuilder, seq_hash};
 #[cfg(test)]
-use super::vocab::term_hash;
-use super::vocab::{Vocab, VocabBuilder, seq_hash};
+use super::vocab::{shared_find, term_hash};
 
 /// Field bits carried by a posting.
 pub(crate) const F_NAME: u8 = 1;
@@ -59,7 +61,8 @@ pub const MAX_TOOLS_PER_INDEX: usize = 1 << (32 - FIELD_BITS);
 #[derive(Debug)]
 pub struct CatalogIndex {
     catalog: Arc<Catalog>,
-    vocab: Vocab,
+    /// Shared term id → this index's term id.
+    terms: IdMap,
     /// `T_*` flags per term id.
     term_flags: Vec<u8>,
     /// `postings[offsets[t]..offsets[t + 1]]` are term `t`'s postings, each
@@ -145,12 +148,13 @@ impl CatalogIndex {
 
     #[cfg(test)]
     pub(crate) fn term_id(&self, term: &str) -> Option<u32> {
-        self.vocab.find(term, term_hash(term))
+        self.local_term(shared_find(term, term_hash(term))?)
     }
 
-    /// The id of `term`, whose [`term_hash`] is `hash`.
-    pub(crate) fn find_term(&self, term: &str, hash: u64) -> Option<u32> {
-        self.vocab.find(term, hash)
+    /// This index's id for the term whose shared id is `shared`.
+    #[inline]
+    pub(crate) fn local_term(&self, shared: u32) -> Option<u32> {
+        self.terms.get(shared)
     }
 
     /// A term's postings, each `tool << FIELD_BITS | fields`.
@@ -299,7 +303,7 @@ impl CatalogIndex {
                         .sum::<usize>()
             })
             .sum();
-        self.vocab.heap_bytes()
+        self.terms.heap_bytes()
             + self.term_flags.capacity()
             + 4 * (self.offsets.capacity()
                 + self.postings.capacity()
@@ -567,7 +571,7 @@ impl Builder {
         let shapes = (0..n).map(|_| OnceLock::new()).collect();
         CatalogIndex {
             catalog,
-            vocab: self.vocab.finish(),
+            terms: self.vocab.share(),
             term_flags: self.term_flags,
             offsets,
             postings,

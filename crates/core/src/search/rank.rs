@@ -35,7 +35,7 @@ use crate::policy::Safety;
 
 use super::index::CatalogIndex;
 use super::tokenize::{TermKind, query_words, term_kind};
-use super::vocab::term_hash;
+use super::vocab::{shared_find, term_hash};
 
 use score::{Cand, Query, with_scratch};
 
@@ -121,7 +121,8 @@ struct QTerm {
     text: String,
     surface: String,
     kind: TermKind,
-    hash: u64,
+    /// The term's id in the shared vocabulary (`None`: no index has it).
+    shared: Option<u32>,
 }
 
 /// The query as a term sequence, compounds resolved against the catalogs:
@@ -130,8 +131,8 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
     let mut raw = Vec::new();
     for word in query_words(query) {
         let known = word.joined.as_ref().filter(|(t, _)| {
-            let h = term_hash(t);
-            indexes.iter().any(|ix| ix.find_term(t, h).is_some())
+            shared_find(t, term_hash(t))
+                .is_some_and(|id| indexes.iter().any(|ix| ix.local_term(id).is_some()))
         });
         let terms = match known {
             Some(j) => std::slice::from_ref(j),
@@ -140,7 +141,7 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         for (t, s) in terms {
             raw.push(QTerm {
                 kind: term_kind(t, s),
-                hash: term_hash(t),
+                shared: shared_find(t, term_hash(t)),
                 text: t.clone(),
                 surface: s.clone(),
             });
@@ -203,7 +204,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         .flat_map(|ix| {
             distinct
                 .iter()
-                .map(|&i| ix.find_term(&raw[i].text, raw[i].hash))
+                .map(|&i| raw[i].shared.and_then(|id| ix.local_term(id)))
         })
         .collect();
     let n_distinct = distinct.len();

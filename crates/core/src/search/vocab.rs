@@ -1,15 +1,20 @@
-//! The interned terms of one index: every distinct term stored once in one
-//! string, found through a small open-addressing table of term ids.
+//! Term interning: one vocabulary shared by every index of the process, and
+//! per index a small table from shared term ids to the index's own ids.
 //!
-//! All vocabularies hash with one process-wide keyed hash, so a query term
-//! is hashed once and looked up in every catalog's vocabulary with that hash
-//! (a search over 100 connectors does 100 probes, not 100 hashes). Compared
-//! with a `HashMap<Box<str>, u32>`, a term costs its bytes plus about 12
-//! bytes instead of a separate allocation and a 24-byte entry.
+//! A query term is hashed and looked up once in the shared vocabulary
+//! ([`shared_find`]); each catalog's index is then probed with the shared
+//! id alone ([`IdMap`]: one `u64` slot per probe, no string comparison), so
+//! a search over 1,000 connectors costs one string lookup per query term
+//! plus 1,000 integer probes. Each index keeps its own dense term ids
+//! (postings, names and flags are laid out by them); the shared vocabulary
+//! only names terms. It grows with the distinct terms ever indexed by the
+//! process (a term costs its bytes plus about 16 bytes) and is never shrunk.
+//!
+//! Hashing uses one process-wide keyed hash, computed once per term.
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, PoisonError, RwLock};
 
 /// Two random 64-bit keys drawn once per process (from std's randomly
 /// keyed SipHash), so hash values differ from run to run.
@@ -132,10 +137,14 @@ impl Vocab {
     /// The id of `term`, whose [`term_hash`] is `hash`.
     #[inline]
     pub fn find(&self, term: &str, hash: u64) -> Option<u32> {
+        self.find_bytes(term.as_bytes(), hash)
+    }
+
+    #[inline]
+    fn find_bytes(&self, term: &[u8], hash: u64) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
-        let term = term.as_bytes();
         let mask = self.slots.len() - 1;
         let mut slot = hash as usize & mask;
         loop {
@@ -148,10 +157,6 @@ impl Vocab {
             }
             slot = (slot + 1) & mask;
         }
-    }
-
-    pub fn heap_bytes(&self) -> usize {
-        self.text.capacity() + 4 * (self.starts.capacity() + self.slots.capacity())
     }
 }
 
@@ -198,19 +203,7 @@ impl VocabBuilder {
     /// The id of `term`, added if new.
     #[inline]
     pub fn intern(&mut self, term: &str) -> u32 {
-        let hash = term_hash(term);
-        if let Some(id) = self.vocab.find(term, hash) {
-            return id;
-        }
-        if (self.vocab.len() + 1) * 2 > self.vocab.slots.len() {
-            self.grow();
-        }
-        let id = self.vocab.len() as u32;
-        self.vocab.text.extend_from_slice(term.as_bytes());
-        self.vocab.starts.push(self.vocab.text.len() as u32);
-        self.hashes.push(hash);
-        self.place(id, hash);
-        id
+        self.intern_hashed(term.as_bytes(), term_hash(term))
     }
 
     fn place(&mut self, id: u32, hash: u64) {
@@ -232,20 +225,108 @@ impl VocabBuilder {
         }
     }
 
-    pub fn finish(mut self) -> Vocab {
-        // An over-estimated table is cut back to at most half full.
-        let size = (self.vocab.len() * 2).next_power_of_two().max(32);
-        if self.vocab.slots.len() > size {
-            self.vocab.slots.clear();
-            self.vocab.slots.resize(size, EMPTY);
-            self.vocab.slots.shrink_to_fit();
-            for id in 0..self.hashes.len() {
-                self.place(id as u32, self.hashes[id]);
-            }
+    /// The id of `term` (whose [`term_hash`] is `hash`), if interned.
+    #[inline]
+    pub fn find(&self, term: &str, hash: u64) -> Option<u32> {
+        self.vocab.find(term, hash)
+    }
+
+    /// Intern `term` whose [`term_hash`] is `hash`.
+    #[inline]
+    fn intern_hashed(&mut self, term: &[u8], hash: u64) -> u32 {
+        if let Some(id) = self.vocab.find_bytes(term, hash) {
+            return id;
         }
-        self.vocab.text.shrink_to_fit();
-        self.vocab.starts.shrink_to_fit();
-        self.vocab
+        if (self.vocab.len() + 1) * 2 > self.vocab.slots.len() {
+            self.grow();
+        }
+        let id = self.vocab.len() as u32;
+        self.vocab.text.extend_from_slice(term);
+        self.vocab.starts.push(self.vocab.text.len() as u32);
+        self.hashes.push(hash);
+        self.place(id, hash);
+        id
+    }
+
+    /// The table from shared ids to this builder's ids, interning every
+    /// term of this builder in the shared vocabulary (one lock for all).
+    pub fn share(&self) -> IdMap {
+        let mut map = IdMap::with_capacity(self.len());
+        let mut shared = SHARED.write().unwrap_or_else(PoisonError::into_inner);
+        for (id, &hash) in self.hashes.iter().enumerate() {
+            let global = shared.intern_hashed(self.vocab.bytes(id as u32), hash);
+            map.insert(global, id as u32);
+        }
+        map
+    }
+}
+
+/// The vocabulary shared by every index of the process.
+static SHARED: LazyLock<RwLock<VocabBuilder>> =
+    LazyLock::new(|| RwLock::new(VocabBuilder::with_capacity(4096, 32 * 1024)));
+
+/// The shared id of `term`, whose [`term_hash`] is `hash`: `None` when no
+/// index of this process has ever held it.
+pub(crate) fn shared_find(term: &str, hash: u64) -> Option<u32> {
+    SHARED
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .find(term, hash)
+}
+
+const FREE: u64 = u64::MAX;
+
+/// One index's terms by shared id: `shared << 32 | local` in an
+/// open-addressing table (Fibonacci hashing of the shared id, linear
+/// probing, at most half full).
+#[derive(Debug)]
+pub(crate) struct IdMap {
+    slots: Box<[u64]>,
+    shift: u32,
+}
+
+impl IdMap {
+    fn with_capacity(terms: usize) -> IdMap {
+        let size = (terms * 2).next_power_of_two().max(16);
+        IdMap {
+            slots: vec![FREE; size].into_boxed_slice(),
+            shift: 64 - size.trailing_zeros(),
+        }
+    }
+
+    #[inline]
+    fn home(&self, shared: u32) -> usize {
+        (u64::from(shared).wrapping_mul(K) >> self.shift) as usize
+    }
+
+    fn insert(&mut self, shared: u32, local: u32) {
+        let mask = self.slots.len() - 1;
+        let mut slot = self.home(shared);
+        while self.slots[slot] != FREE {
+            slot = (slot + 1) & mask;
+        }
+        self.slots[slot] = u64::from(shared) << 32 | u64::from(local);
+    }
+
+    /// This index's id for the term whose shared id is `shared`.
+    #[inline]
+    pub fn get(&self, shared: u32) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let mut slot = self.home(shared);
+        loop {
+            let s = self.slots[slot];
+            if s == FREE {
+                return None;
+            }
+            if (s >> 32) as u32 == shared {
+                return Some(s as u32);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        8 * self.slots.len()
     }
 }
 
@@ -259,7 +340,12 @@ mod tests {
         let words: Vec<String> = (0..1000).map(|i| format!("w{i}")).collect();
         let ids: Vec<u32> = words.iter().map(|w| b.intern(w)).collect();
         assert_eq!(b.intern("w7"), ids[7], "interning twice keeps the id");
-        let v = b.finish();
+        let map = b.share();
+        for (w, &id) in words.iter().zip(&ids) {
+            let shared = shared_find(w, term_hash(w)).expect("shared");
+            assert_eq!(map.get(shared), Some(id), "{w}");
+        }
+        let v = &b.vocab;
         assert_eq!(v.len(), 1000);
         for (w, &id) in words.iter().zip(&ids) {
             assert_eq!(v.find(w, term_hash(w)), Some(id));
@@ -279,5 +365,26 @@ mod tests {
         assert_eq!(v.find("", term_hash("")), None);
         assert_eq!(Vocab::default().find("x", term_hash("x")), None);
         assert!(v.slots.len() >= 2 * v.len());
+    }
+
+    #[test]
+    fn id_maps_answer_only_their_own_terms() {
+        let mut a = VocabBuilder::default();
+        let mut b = VocabBuilder::default();
+        for w in ["idmap_alpha", "idmap_beta", "idmap_gamma"] {
+            a.intern(w);
+        }
+        for w in ["idmap_gamma", "idmap_delta"] {
+            b.intern(w);
+        }
+        let (ma, mb) = (a.share(), b.share());
+        let id = |w: &str| shared_find(w, term_hash(w)).expect("shared");
+        assert_eq!(ma.get(id("idmap_beta")), Some(1));
+        assert_eq!(mb.get(id("idmap_beta")), None);
+        assert_eq!(ma.get(id("idmap_gamma")), Some(2));
+        assert_eq!(mb.get(id("idmap_gamma")), Some(0));
+        assert_eq!(ma.get(id("idmap_delta")), None);
+        assert_eq!(shared_find("idmap_never", term_hash("idmap_never")), None);
+        assert!(ma.heap_bytes() >= 16 * 8);
     }
 }
