@@ -4,11 +4,10 @@
 
 use std::time::{Duration, SystemTime};
 
-use connecta_core::error::{ErrorCode, MAX_ECHO_BYTES, NextAction, ToolError, clamp_text};
+use connecta_core::error::{ErrorCode, MAX_ECHO_BYTES, ToolError, clamp_text};
 use rmcp::ServiceError;
 use rmcp::model::ErrorCode as RpcCode;
 use rmcp::transport::streamable_http_client::{HttpStatusError, StreamableHttpError};
-use serde_json::json;
 
 /// What a failure says about the session it happened on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,21 +116,7 @@ pub(crate) fn from_service_error(connector: &str, e: &ServiceError) -> (ToolErro
 }
 
 pub(crate) fn auth_required(connector: &str, why: &str) -> ToolError {
-    ToolError::new(
-        ErrorCode::AuthRequired,
-        format!("{connector} needs credentials: {why}"),
-    )
-    .detail("connector", connector)
-    .detail("operation", "call")
-    .detail("recovery", "operator_config")
-    .detail(
-        "retry",
-        "stop and report this to the user; an operator must set the connector's credentials",
-    )
-    .next(NextAction::new(
-        "authorize_connector",
-        json!({ "connector": connector }),
-    ))
+    crate::credential::auth_required(connector, None, why)
 }
 
 /// The HTTP status a transport failure carries. rmcp wraps it in a
