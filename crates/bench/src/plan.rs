@@ -84,6 +84,8 @@ pub struct Plan {
     pub soak_rounds: usize,
     pub soak_calls: usize,
     pub soak_in_flight: usize,
+    /// Calls per side of the paired per-call measurement.
+    pub paired_calls: usize,
     /// Seconds a server may take to print its ready line.
     pub ready_timeout_secs: u64,
     /// The client that measures.
@@ -103,6 +105,7 @@ impl Plan {
             soak_rounds: 5,
             soak_calls: 2_000,
             soak_in_flight: 16,
+            paired_calls: 2_000,
             ready_timeout_secs: 120,
             driver: Driver::Rmcp,
         }
@@ -120,6 +123,7 @@ impl Plan {
             soak_rounds: 3,
             soak_calls: 500,
             soak_in_flight: 16,
+            paired_calls: 500,
             ready_timeout_secs: 60,
             driver: Driver::Rmcp,
         }

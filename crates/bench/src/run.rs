@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::machine::WindowStart;
-use crate::measure::{TargetSpec, downstream, target};
+use crate::measure::{TargetSpec, downstream, paired, target};
 use crate::plan::{Plan, Shape};
-use crate::report::model::{Figure, Machine, Report, ShapeReport};
+use crate::report::model::{Figure, Machine, PairedReport, Report, ShapeReport};
 use crate::report::{self};
 
 /// Everything a run needs.
@@ -63,6 +63,25 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
             machine_load: window.finish(),
         });
     }
+    let sides = paired::sides(&options.shapes);
+    let mut paired_reports = Vec::new();
+    if !sides.is_empty() {
+        let names: Vec<&str> = sides.iter().map(|s| s.name.as_str()).collect();
+        for spec in &options.targets {
+            eprintln!(
+                "  {}: per-call cost, {} side by side…",
+                spec.label,
+                names.join(" / ")
+            );
+            let window = WindowStart::now();
+            let measured = paired::measure(spec, &sides, &options.plan, &logs).await;
+            paired_reports.push(PairedReport {
+                label: spec.label.clone(),
+                paired: Figure::from_result(measured),
+                machine_load: window.finish(),
+            });
+        }
+    }
     let report = Report {
         schema_version: 1,
         generated_at: now_rfc3339(),
@@ -71,6 +90,7 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
         machine: machine(),
         plan: options.plan.clone(),
         shapes,
+        paired: paired_reports,
         machine_load: run_window.finish(),
         wall_seconds: started.elapsed().as_secs_f64(),
     };

@@ -191,6 +191,7 @@ async fn drive() {
         soak_rounds: 3,
         soak_calls: 30,
         soak_in_flight: 4,
+        paired_calls: 10,
         ready_timeout_secs: 30,
         driver: Driver::Rmcp,
     };

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use connecta_bench::launcher::shell_quote;
-use connecta_bench::measure::{Driver, TargetSpec};
+use connecta_bench::measure::{Driver, TargetSpec, paired};
 use connecta_bench::plan::{Plan, Shape};
 use connecta_bench::run::{RunOptions, run};
 use serde_json::Value;
@@ -152,6 +152,7 @@ async fn every_figure_is_measured_against_connecta_over_http_and_stdio_connector
             soak_rounds: 2,
             soak_calls: 20,
             soak_in_flight: 4,
+            paired_calls: 10,
             ready_timeout_secs: 60,
             driver: Driver::Rmcp,
         },
@@ -181,4 +182,52 @@ async fn every_figure_is_measured_against_connecta_over_http_and_stdio_connector
     );
     assert!(!md.contains("failed"), "{md}");
     let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// The per-call verdict's measurement: a small and a larger catalog up at
+/// once, called in rotation; every call answered and checked, CPU per call
+/// read for each side, the servers stopped afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catalog_sizes_are_measured_side_by_side_against_connecta() {
+    let connecta = connecta_bin();
+    let logs = std::env::temp_dir().join(format!("connecta-bench-paired-{}", std::process::id()));
+    std::fs::create_dir_all(&logs).expect("logs dir");
+    let shapes = [
+        Shape::new("tiny", 2, 3),
+        Shape::new("wider", 4, 30),
+        Shape::new("one", 1, 120),
+    ];
+    let sides = paired::sides(&shapes);
+    assert_eq!(sides.len(), 3, "the smallest and both of the largest");
+    let plan = Plan {
+        paired_calls: 25,
+        warmup: 2,
+        ..Plan::quick()
+    };
+    let measured = paired::measure(&target("http", &connecta, "http"), &sides, &plan, &logs)
+        .await
+        .expect("every side starts");
+    assert_eq!(measured.calls, 25);
+    let names: Vec<&str> = measured.sides.iter().map(|s| s.shape.as_str()).collect();
+    assert_eq!(names, ["tiny", "wider", "one"]);
+    for side in &measured.sides {
+        assert_eq!(side.errors, 0, "{}: {:?}", side.shape, side.first_error);
+        assert_eq!(
+            side.latency.as_ref().map(|d| d.samples),
+            Some(25),
+            "{}",
+            side.shape
+        );
+        assert!(
+            side.server_cpu_us_per_call.is_some(),
+            "{}: the gateway's CPU is read",
+            side.shape
+        );
+    }
+    assert_eq!(measured.sides[2].tools, 120);
+    for entry in std::fs::read_dir(&logs).expect("logs") {
+        let name = entry.expect("entry").file_name();
+        assert!(name.to_string_lossy().starts_with("paired-"), "{name:?}");
+    }
+    let _ = std::fs::remove_dir_all(&logs);
 }

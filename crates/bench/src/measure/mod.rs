@@ -6,6 +6,7 @@
 pub mod checks;
 pub mod client;
 pub mod downstream;
+pub mod paired;
 pub mod raw;
 pub mod sample;
 pub mod target;

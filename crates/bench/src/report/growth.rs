@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::cells::{MB, Unit, format_value};
-use super::model::{Figure, Report, SoakRound, TargetReport};
+use super::model::{Figure, PairedReport, Report, SoakRound, TargetReport};
 
 fn direct_p50(t: &TargetReport) -> Option<f64> {
     t.direct_call.measured()?.latency.as_ref().map(|d| d.p50_ms)
@@ -216,16 +216,100 @@ pub fn render(out: &mut String, report: &Report) {
         }
         out.push('\n');
         slope_line(out, &points);
-        growth_line(out, "direct `call_tool` p50", &calls, Unit::Ms);
+        let paired = report.paired.iter().find(|p| &p.label == label);
+        let sequential_note = if paired.and_then(|p| p.paired.measured()).is_some() {
+            ", shapes measured one after another (not the verdict: the machine's load moves between shapes)"
+        } else {
+            ""
+        };
         growth_line(
             out,
-            &format!("server CPU per call at {max_in_flight} in flight"),
+            &format!("direct `call_tool` p50{sequential_note}"),
+            &calls,
+            Unit::Ms,
+        );
+        growth_line(
+            out,
+            &format!("server CPU per call at {max_in_flight} in flight{sequential_note}"),
             &cpu,
             Unit::Us,
         );
         out.push('\n');
+        if let Some(paired) = paired {
+            render_paired(out, paired);
+        }
         render_soak(out, report, index);
     }
+}
+
+/// The verdict on per-call cost: servers of each size up at once, called in
+/// rotation with one call in flight.
+fn render_paired(out: &mut String, report: &PairedReport) {
+    let paired = match &report.paired {
+        Figure::Measured(p) => p,
+        Figure::Failed(e) => {
+            let _ = writeln!(out, "Per-call cost side by side failed: {e}\n");
+            return;
+        }
+        Figure::Skipped(why) => {
+            let _ = writeln!(out, "Per-call cost side by side skipped: {why}\n");
+            return;
+        }
+    };
+    let _ = writeln!(
+        out,
+        "Per-call cost side by side: one server per shape, all running, called in rotation with one call in flight — blocks of {} direct `call_tool` calls, the first {} of each untimed — until each has {} timed calls ({:.1} s):\n",
+        paired.block,
+        paired.settle,
+        super::cells::thousands(paired.calls as u64),
+        paired.wall_ms / 1e3
+    );
+    let _ = writeln!(
+        out,
+        "{}\n",
+        super::markdown::load_line(&report.machine_load)
+    );
+    let _ = writeln!(
+        out,
+        "| shape | tools | p50 | p95 | p99 | server CPU per call | failed |"
+    );
+    let _ = writeln!(out, "|{}", " --- |".repeat(7));
+    let mut latency = Vec::new();
+    let mut cpu = Vec::new();
+    for side in &paired.sides {
+        let d = side.latency.as_ref();
+        if let Some(d) = d {
+            latency.push((side.tools, d.p50_ms));
+        }
+        if let Some(us) = side.server_cpu_us_per_call {
+            cpu.push((side.tools, us));
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            side.shape,
+            super::cells::thousands(side.tools as u64),
+            cell(d.map(|d| d.p50_ms), Unit::Ms),
+            cell(d.map(|d| d.p95_ms), Unit::Ms),
+            cell(d.map(|d| d.p99_ms), Unit::Ms),
+            cell(side.server_cpu_us_per_call, Unit::Us),
+            side.errors,
+        );
+    }
+    out.push('\n');
+    for side in &paired.sides {
+        if let Some(e) = &side.first_error {
+            let _ = writeln!(out, "- {}: first failed call: {e}", side.shape);
+        }
+    }
+    growth_line(
+        out,
+        "direct `call_tool` p50 side by side",
+        &latency,
+        Unit::Ms,
+    );
+    growth_line(out, "server CPU per call side by side", &cpu, Unit::Us);
+    out.push('\n');
 }
 
 fn render_soak(out: &mut String, report: &Report, index: usize) {

@@ -174,6 +174,44 @@ pub struct ShapeReport {
     pub machine_load: LoadWindow,
 }
 
+/// One side of the paired per-call measurement.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairedSide {
+    pub shape: String,
+    pub tools: usize,
+    /// Latency of the successful calls; `None` if none succeeded.
+    pub latency: Option<Distribution>,
+    pub errors: usize,
+    pub first_error: Option<String>,
+    pub server_cpu_us_per_call: Option<f64>,
+}
+
+/// Direct calls to servers of several catalog sizes, up at once and called
+/// in rotation (see `measure::paired`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Paired {
+    /// Timed calls per side.
+    pub calls: usize,
+    /// Calls to one side before the rotation moves on.
+    pub block: usize,
+    /// Untimed calls at the start of each block.
+    pub settle: usize,
+    pub wall_ms: f64,
+    pub sides: Vec<PairedSide>,
+}
+
+/// The paired measurement of one target.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairedReport {
+    pub label: String,
+    pub paired: Figure<Paired>,
+    /// How busy the machine was meanwhile.
+    pub machine_load: LoadWindow,
+}
+
 /// Where and how the run happened.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -195,6 +233,9 @@ pub struct Report {
     pub machine: Machine,
     pub plan: Plan,
     pub shapes: Vec<ShapeReport>,
+    /// Per-call cost across catalog sizes, per target; empty when the run
+    /// has one catalog size.
+    pub paired: Vec<PairedReport>,
     /// How busy the machine was over the whole run.
     pub machine_load: LoadWindow,
     pub wall_seconds: f64,
