@@ -84,8 +84,10 @@ pub struct Plan {
     pub soak_rounds: usize,
     pub soak_calls: usize,
     pub soak_in_flight: usize,
-    /// Calls per side of the paired per-call measurement.
+    /// Timed calls per side of the side-by-side per-call measurement…
     pub paired_calls: usize,
+    /// …spread over this many fresh sets of servers.
+    pub paired_instances: usize,
     /// Seconds a server may take to print its ready line.
     pub ready_timeout_secs: u64,
     /// The client that measures.
@@ -105,7 +107,8 @@ impl Plan {
             soak_rounds: 5,
             soak_calls: 2_000,
             soak_in_flight: 16,
-            paired_calls: 2_000,
+            paired_calls: 4_000,
+            paired_instances: 4,
             ready_timeout_secs: 120,
             driver: Driver::Rmcp,
         }
@@ -124,6 +127,7 @@ impl Plan {
             soak_calls: 500,
             soak_in_flight: 16,
             paired_calls: 500,
+            paired_instances: 1,
             ready_timeout_secs: 60,
             driver: Driver::Rmcp,
         }

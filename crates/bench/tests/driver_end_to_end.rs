@@ -192,6 +192,7 @@ async fn drive() {
         soak_calls: 30,
         soak_in_flight: 4,
         paired_calls: 10,
+        paired_instances: 1,
         ready_timeout_secs: 30,
         driver: Driver::Rmcp,
     };

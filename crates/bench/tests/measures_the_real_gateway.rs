@@ -153,6 +153,7 @@ async fn every_figure_is_measured_against_connecta_over_http_and_stdio_connector
             soak_calls: 20,
             soak_in_flight: 4,
             paired_calls: 10,
+            paired_instances: 1,
             ready_timeout_secs: 60,
             driver: Driver::Rmcp,
         },
@@ -200,24 +201,27 @@ async fn catalog_sizes_are_measured_side_by_side_against_connecta() {
     let sides = paired::sides(&shapes);
     assert_eq!(sides.len(), 3, "the smallest and both of the largest");
     let plan = Plan {
-        paired_calls: 25,
+        paired_calls: 24,
+        paired_instances: 2,
         warmup: 2,
         ..Plan::quick()
     };
     let measured = paired::measure(&target("http", &connecta, "http"), &sides, &plan, &logs)
         .await
         .expect("every side starts");
-    assert_eq!(measured.calls, 25);
+    assert_eq!(measured.calls, 24);
+    assert_eq!(measured.instances, 2);
     let names: Vec<&str> = measured.sides.iter().map(|s| s.shape.as_str()).collect();
     assert_eq!(names, ["tiny", "wider", "one"]);
     for side in &measured.sides {
         assert_eq!(side.errors, 0, "{}: {:?}", side.shape, side.first_error);
         assert_eq!(
             side.latency.as_ref().map(|d| d.samples),
-            Some(25),
+            Some(24),
             "{}",
             side.shape
         );
+        assert_eq!(side.instance_p50_ms.len(), 2, "{}", side.shape);
         assert!(
             side.server_cpu_us_per_call.is_some(),
             "{}: the gateway's CPU is read",

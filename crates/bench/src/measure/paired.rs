@@ -58,13 +58,9 @@ pub fn rotation(round: usize, n: usize) -> impl Iterator<Item = usize> {
 }
 
 struct Side {
-    shape: Shape,
     server: ServerProcess,
     client: Arc<Client>,
     address: String,
-    latencies: Vec<f64>,
-    errors: usize,
-    first_error: Option<String>,
 }
 
 impl Side {
@@ -105,13 +101,9 @@ async fn start(
     .await?;
     let (c, t) = shape.probe();
     let side = Side {
-        shape: shape.clone(),
         server,
         client: Arc::new(client),
         address: address(c, t),
-        latencies: Vec::with_capacity(plan.paired_calls),
-        errors: 0,
-        first_error: None,
     };
     // Load every catalog the way an agent does, by searching, then warm the
     // call path; neither is timed.
@@ -126,46 +118,94 @@ async fn start(
     Ok(side)
 }
 
-/// Start every side, call them in rotation until each has
-/// `plan.paired_calls` timed calls, stop them. The CPU each server spent
-/// over the rounds, divided by the calls it answered, is its CPU per call.
+/// What one side gathered over every instance.
+#[derive(Default)]
+struct Tally {
+    latencies: Vec<f64>,
+    instance_p50_ms: Vec<f64>,
+    errors: usize,
+    first_error: Option<String>,
+    cpu_seconds: Option<f64>,
+    calls_made: usize,
+}
+
+/// Start every side, call them in rotation until each has its share of
+/// `plan.paired_calls` timed calls, stop them; `plan.paired_instances`
+/// times, with fresh servers each time, so that what one process happened
+/// to get (its memory layout, its threads' cores) is averaged out. The CPU
+/// each server spent over the rounds, divided by the calls it answered, is
+/// its CPU per call.
 pub async fn measure(
     target: &TargetSpec,
     shapes: &[Shape],
     plan: &Plan,
     logs: &Path,
 ) -> anyhow::Result<Paired> {
-    let mut sides = Vec::with_capacity(shapes.len());
-    let mut failure = None;
-    for shape in shapes {
-        match start(target, shape, plan, logs).await {
-            Ok(side) => sides.push(side),
-            Err(e) => {
-                failure = Some(e.context(format!("starting the {} side", shape.name)));
-                break;
+    let instances = plan.paired_instances.max(1);
+    let per_instance = plan.paired_calls.div_ceil(instances);
+    let mut tallies: Vec<Tally> = shapes.iter().map(|_| Tally::default()).collect();
+    let started = Instant::now();
+    for instance in 0..instances {
+        let mut sides = Vec::with_capacity(shapes.len());
+        let mut failure = None;
+        for shape in shapes {
+            match start(target, shape, plan, logs).await {
+                Ok(side) => sides.push(side),
+                Err(e) => {
+                    failure = Some(e.context(format!(
+                        "starting the {} side (instance {})",
+                        shape.name,
+                        instance + 1
+                    )));
+                    break;
+                }
             }
         }
+        if failure.is_none() {
+            rounds(&mut sides, per_instance, &mut tallies).await;
+        }
+        for side in sides {
+            let _ = side.server.stop(Duration::from_secs(10)).await;
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
     }
-    let measured = match failure {
-        Some(e) => Err(e),
-        None => Ok(rounds(&mut sides, plan.paired_calls).await),
-    };
-    for side in sides {
-        let _ = side.server.stop(Duration::from_secs(10)).await;
-    }
-    measured
+    let wall_ms = ms(started.elapsed());
+    let sides = shapes
+        .iter()
+        .zip(tallies)
+        .map(|(shape, t)| PairedSide {
+            shape: shape.name.clone(),
+            tools: shape.total_tools(),
+            latency: Distribution::from_ms(t.latencies),
+            instance_p50_ms: t.instance_p50_ms,
+            errors: t.errors,
+            first_error: t.first_error,
+            // Every call made, settling ones included, cost CPU.
+            server_cpu_us_per_call: t.cpu_seconds.map(|s| s * 1e6 / t.calls_made.max(1) as f64),
+        })
+        .collect();
+    Ok(Paired {
+        calls: per_instance * instances,
+        instances,
+        block: BLOCK,
+        settle: SETTLE,
+        wall_ms,
+        sides,
+    })
 }
 
-/// Calls to each side until it has `count` timed ones.
-async fn rounds(sides: &mut [Side], count: usize) -> Paired {
+/// Calls to each side until it has `count` timed ones, tallied.
+async fn rounds(sides: &mut [Side], count: usize, tallies: &mut [Tally]) {
     let cpu_before: Vec<Option<f64>> = sides.iter().map(Side::cpu_seconds).collect();
-    let started = Instant::now();
+    let first: Vec<usize> = tallies.iter().map(|t| t.latencies.len()).collect();
     let blocks = count.div_ceil(BLOCK - SETTLE);
     let mut made = 0usize;
     for round in 0..blocks {
         let timed = (count - round * (BLOCK - SETTLE)).min(BLOCK - SETTLE);
         for k in rotation(round, sides.len()) {
-            let side = &mut sides[k];
+            let (side, tally) = (&sides[k], &mut tallies[k]);
             for j in 0..SETTLE + timed {
                 let value = made + j;
                 let t = Instant::now();
@@ -175,39 +215,34 @@ async fn rounds(sides: &mut [Side], count: usize) -> Paired {
                     .map_err(|e| format!("{e:#}"))
                     .and_then(|r| checks::echoes(&r, value as i64));
                 match judged {
-                    Ok(()) if j >= SETTLE => side.latencies.push(elapsed),
+                    Ok(()) if j >= SETTLE => tally.latencies.push(elapsed),
                     Ok(()) => {}
                     Err(e) => {
-                        side.errors += 1;
-                        side.first_error.get_or_insert(e);
+                        tally.errors += 1;
+                        tally.first_error.get_or_insert(e);
                     }
                 }
             }
         }
         made += SETTLE + timed;
     }
-    let wall_ms = ms(started.elapsed());
-    let sides = sides
-        .iter_mut()
-        .zip(cpu_before)
-        .map(|(side, before)| PairedSide {
-            shape: side.shape.name.clone(),
-            tools: side.shape.total_tools(),
-            latency: Distribution::from_ms(std::mem::take(&mut side.latencies)),
-            errors: side.errors,
-            first_error: side.first_error.take(),
-            // Every call made, settling ones included, cost CPU.
-            server_cpu_us_per_call: before
-                .zip(side.cpu_seconds())
-                .map(|(b, a)| (a - b) * 1e6 / made.max(1) as f64),
-        })
-        .collect();
-    Paired {
-        calls: count,
-        block: BLOCK,
-        settle: SETTLE,
-        wall_ms,
-        sides,
+    for ((side, tally), (before, first)) in sides
+        .iter()
+        .zip(tallies.iter_mut())
+        .zip(cpu_before.into_iter().zip(first))
+    {
+        tally.calls_made += made;
+        let spent = before.zip(side.cpu_seconds()).map(|(b, a)| a - b);
+        tally.cpu_seconds = match (tally.cpu_seconds, spent) {
+            (Some(total), Some(s)) => Some(total + s),
+            (None, s) if tally.calls_made == made => s,
+            _ => None,
+        };
+        let mut mine = tally.latencies[first..].to_vec();
+        mine.sort_by(f64::total_cmp);
+        if let Some(p50) = crate::stats::percentile(&mine, 0.5) {
+            tally.instance_p50_ms.push(p50);
+        }
     }
 }
 

@@ -258,10 +258,12 @@ fn render_paired(out: &mut String, report: &PairedReport) {
     };
     let _ = writeln!(
         out,
-        "Per-call cost side by side: one server per shape, all running, called in rotation with one call in flight — blocks of {} direct `call_tool` calls, the first {} of each untimed — until each has {} timed calls ({:.1} s):\n",
+        "Per-call cost side by side: one server per shape, all running, called in rotation with one call in flight — blocks of {} direct `call_tool` calls, the first {} of each untimed — until each has {} timed calls, over {} fresh set{} of servers ({:.1} s):\n",
         paired.block,
         paired.settle,
         super::cells::thousands(paired.calls as u64),
+        paired.instances,
+        if paired.instances == 1 { "" } else { "s" },
         paired.wall_ms / 1e3
     );
     let _ = writeln!(
@@ -271,9 +273,9 @@ fn render_paired(out: &mut String, report: &PairedReport) {
     );
     let _ = writeln!(
         out,
-        "| shape | tools | p50 | p95 | p99 | server CPU per call | failed |"
+        "| shape | tools | p50 | p95 | p99 | p50 of each set | server CPU per call | failed |"
     );
-    let _ = writeln!(out, "|{}", " --- |".repeat(7));
+    let _ = writeln!(out, "|{}", " --- |".repeat(8));
     let mut latency = Vec::new();
     let mut cpu = Vec::new();
     for side in &paired.sides {
@@ -286,12 +288,17 @@ fn render_paired(out: &mut String, report: &PairedReport) {
         }
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             side.shape,
             super::cells::thousands(side.tools as u64),
             cell(d.map(|d| d.p50_ms), Unit::Ms),
             cell(d.map(|d| d.p95_ms), Unit::Ms),
             cell(d.map(|d| d.p99_ms), Unit::Ms),
+            side.instance_p50_ms
+                .iter()
+                .map(|&v| format_value(v, Unit::Ms))
+                .collect::<Vec<_>>()
+                .join(", "),
             cell(side.server_cpu_us_per_call, Unit::Us),
             side.errors,
         );

@@ -182,6 +182,8 @@ pub struct PairedSide {
     pub tools: usize,
     /// Latency of the successful calls; `None` if none succeeded.
     pub latency: Option<Distribution>,
+    /// The p50 of each instance's calls, in order.
+    pub instance_p50_ms: Vec<f64>,
     pub errors: usize,
     pub first_error: Option<String>,
     pub server_cpu_us_per_call: Option<f64>,
@@ -192,8 +194,10 @@ pub struct PairedSide {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Paired {
-    /// Timed calls per side.
+    /// Timed calls per side, over every instance.
     pub calls: usize,
+    /// Fresh servers started per side, one after another.
+    pub instances: usize,
     /// Calls to one side before the rotation moves on.
     pub block: usize,
     /// Untimed calls at the start of each block.
