@@ -29,7 +29,9 @@ use std::sync::{Arc, OnceLock};
 use crate::catalog::{Catalog, ToolDef};
 use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
-use super::tokenize::{Compounds, Scratch, for_each_word, is_stopword, terms, word_terms};
+use super::tokenize::{
+    Compounds, Scratch, action_synonyms, for_each_word, is_stopword, terms, word_terms,
+};
 use super::vocab::{IdMap, VocabBuilder, seq_hash};
 #[cfg(test)]
 use super::vocab::{shared_find, term_hash};
@@ -481,6 +483,14 @@ impl Builder {
                 }
                 if !emit.stop {
                     self.posting(id, tool, field);
+                    if in_name {
+                        let (a, b) = emit.text;
+                        let synonyms = action_synonyms(&self.emit_text[a as usize..b as usize]);
+                        for synonym in synonyms {
+                            let id = self.intern(synonym);
+                            self.posting(id, tool, F_DESC);
+                        }
+                    }
                 }
             }
         });

@@ -486,6 +486,47 @@ fn expand(term: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// Action verbs that name the same operation, as groups of surface words.
+/// A tool whose *name* carries one of them is also found by the others, at
+/// description weight ([`action_synonyms`]): `remove an asana task` finds
+/// `asana_delete_task`. Only verbs every API uses for one operation are
+/// here; verbs with a second common sense (`open`, `pull`, `drop`, `close`,
+/// `set`) are not, and neither are the read verbs (`get`, `fetch`, `read`,
+/// `view`…): nearly every catalog names half its tools `get_…`, and a query
+/// may already leave them out of a name.
+const ACTION_GROUPS: &[&[&str]] = &[
+    &["delete", "remove", "erase", "destroy"],
+    &["create", "add", "insert"],
+    &["update", "edit", "modify", "change"],
+    &["search", "find", "lookup"],
+    &["send", "post"],
+    &["run", "execute", "invoke"],
+];
+
+/// The other members of a name term's action group, stemmed like index
+/// terms (`delet` → `remov`, `eras`, `destroy`); empty for other terms.
+pub(crate) fn action_synonyms(term: &str) -> &'static [String] {
+    static TABLE: std::sync::OnceLock<std::collections::HashMap<String, Vec<String>>> =
+        std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut table = std::collections::HashMap::new();
+        for group in ACTION_GROUPS {
+            let stems: Vec<String> = group.iter().map(|w| stem(w).into_owned()).collect();
+            for (i, s) in stems.iter().enumerate() {
+                let others = stems
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != i)
+                    .map(|(_, o)| o.clone())
+                    .collect();
+                table.insert(s.clone(), others);
+            }
+        }
+        table
+    });
+    table.get(term).map_or(&[], Vec::as_slice)
+}
+
 /// Conversational function words, sorted for binary search. Action words
 /// (`get`, `list`, `search`, `find`, `create`…) are deliberately absent.
 pub const STOPWORDS: &[&str] = &[

@@ -154,3 +154,75 @@ fn window_returns_the_same_prefix_as_a_full_sort() {
     assert_eq!(two.total, full.total);
     assert_eq!(two.hits, full.hits[..2]);
 }
+
+fn run_on(tools: Vec<ToolDef>, query: &str) -> Vec<String> {
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("tasks", tools)));
+    let r = rank(
+        &[&idx],
+        &SearchQuery {
+            query,
+            safety: Safety::All,
+        },
+        100,
+    );
+    r.hits
+        .iter()
+        .map(|h| idx.catalog().tools()[h.tool as usize].name.clone())
+        .collect()
+}
+
+fn task_tools() -> Vec<ToolDef> {
+    vec![
+        tool("get_task", "Get one task by id.", true),
+        tool("create_task", "Create a task in a project.", false),
+        tool("update_task", "Change a task's fields.", false),
+        tool("delete_task", "Delete a task.", false),
+        tool("search_tasks", "Search tasks by text.", true),
+    ]
+}
+
+#[test]
+fn an_action_verb_finds_the_tool_named_with_its_synonym() {
+    for (query, expected) in [
+        ("remove a task", "delete_task"),
+        ("erase the task", "delete_task"),
+        ("add a task", "create_task"),
+        ("insert task", "create_task"),
+        ("edit a task", "update_task"),
+        ("modify task", "update_task"),
+        ("find tasks", "search_tasks"),
+    ] {
+        let names = run_on(task_tools(), query);
+        assert_eq!(
+            names.first().map(String::as_str),
+            Some(expected),
+            "{query}: {names:?}"
+        );
+    }
+}
+
+#[test]
+fn a_synonym_never_outranks_the_word_itself() {
+    let tools = vec![
+        tool("remove_member", "Take a member off the team.", false),
+        tool("delete_member", "Erase a member record.", false),
+    ];
+    assert_eq!(run_on(tools.clone(), "delete member")[0], "delete_member");
+    assert_eq!(run_on(tools, "remove member")[0], "remove_member");
+}
+
+#[test]
+fn read_verbs_have_no_synonyms() {
+    // `get` is in half of every catalog's names; "read" must not reach them.
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("tasks", task_tools())));
+    assert_eq!(idx.term_id("read"), None);
+    assert!(
+        idx.term_id("remov").is_some(),
+        "delete_task brings its synonyms"
+    );
+    assert!(super::super::tokenize::action_synonyms("get").is_empty());
+    assert_eq!(
+        super::super::tokenize::action_synonyms("delet"),
+        ["remov", "eras", "destroy"]
+    );
+}
