@@ -84,6 +84,9 @@ pub struct Plan {
     pub soak_rounds: usize,
     pub soak_calls: usize,
     pub soak_in_flight: usize,
+    /// Seconds a second boot stays idle after its first `tools/list` before
+    /// the settled cold search.
+    pub cold_settle_secs: u64,
     /// Timed calls per side of the side-by-side per-call measurement…
     pub paired_calls: usize,
     /// …spread over this many fresh sets of servers.
@@ -107,6 +110,7 @@ impl Plan {
             soak_rounds: 5,
             soak_calls: 2_000,
             soak_in_flight: 16,
+            cold_settle_secs: 3,
             paired_calls: 4_000,
             paired_instances: 4,
             ready_timeout_secs: 120,
@@ -126,6 +130,7 @@ impl Plan {
             soak_rounds: 3,
             soak_calls: 500,
             soak_in_flight: 16,
+            cold_settle_secs: 2,
             paired_calls: 500,
             paired_instances: 1,
             ready_timeout_secs: 60,

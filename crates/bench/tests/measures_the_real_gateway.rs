@@ -83,7 +83,7 @@ fn assert_every_figure_measured(t: &Value) {
             .is_some_and(|names| names.iter().any(|n| n == "execute_code")),
         "{label}: {listed}"
     );
-    for cold in ["searchCold", "executeCold"] {
+    for cold in ["searchCold", "searchColdSettled", "executeCold"] {
         assert_eq!(status(&t[cold]), "measured", "{label} {cold}: {}", t[cold]);
     }
     for (figure, samples) in [
@@ -152,6 +152,7 @@ async fn every_figure_is_measured_against_connecta_over_http_and_stdio_connector
             soak_rounds: 2,
             soak_calls: 20,
             soak_in_flight: 4,
+            cold_settle_secs: 0,
             paired_calls: 10,
             paired_instances: 1,
             ready_timeout_secs: 60,

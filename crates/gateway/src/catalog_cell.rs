@@ -111,6 +111,9 @@ pub struct CatalogCell {
     current: Mutex<Option<Arc<Loaded>>>,
     inflight: Mutex<Option<Refresh>>,
     last_error: Mutex<Option<ToolError>>,
+    /// `fetched_at_ms` of the newest catalog written to the store; held
+    /// while writing, so writes land in fetch order.
+    persisted: Arc<tokio::sync::Mutex<i64>>,
 }
 
 /// The freshness of what a cell holds, for `/health`.
@@ -138,7 +141,35 @@ impl CatalogCell {
             current: Mutex::new(None),
             inflight: Mutex::new(None),
             last_error: Mutex::new(None),
+            persisted: Arc::new(tokio::sync::Mutex::new(i64::MIN)),
         }
+    }
+
+    /// Wait for the catalog write in progress, if any (catalogs are written
+    /// off the request path; shutdown and tests wait here).
+    pub async fn persisted(&self) {
+        drop(self.persisted.lock().await);
+    }
+
+    /// Write a freshly loaded catalog to the store in the background: a
+    /// restart restores from it, but no request waits for it (serializing
+    /// 10,000 tools and the SQLite write took longer than everything else a
+    /// first search does). When no write is running, the lock is taken
+    /// before this returns, so a later [`CatalogCell::persisted`] waits for
+    /// this write. An older catalog never overwrites a newer one.
+    fn persist(&self, catalog: Arc<Catalog>, fetched_at_ms: i64) {
+        let Ok(guard) = self.persisted.clone().try_lock_owned() else {
+            // A write is running: queue behind it.
+            let lock = self.persisted.clone();
+            let store = self.store.clone();
+            tokio::spawn(async move {
+                let guard = lock.lock_owned().await;
+                write_catalog(store, guard, catalog, fetched_at_ms).await;
+            });
+            return;
+        };
+        let store = self.store.clone();
+        tokio::spawn(write_catalog(store, guard, catalog, fetched_at_ms));
     }
 
     /// Seed the cell with a catalog persisted by an earlier run, if it is
@@ -261,20 +292,11 @@ impl CatalogCell {
         let catalog = Catalog::new(id, curated);
         let fetched_at_ms = now_ms();
         let previous = self.peek();
-        if previous
+        let changed = previous
             .as_ref()
-            .is_none_or(|p| p.catalog.fingerprint() != catalog.fingerprint())
-        {
+            .is_none_or(|p| p.catalog.fingerprint() != catalog.fingerprint());
+        if changed {
             tracing::info!(connector = %id, tools = catalog.len(), fingerprint = %catalog.fingerprint(), "catalog loaded");
-            let stored = StoredCatalog {
-                connector: id.clone(),
-                fingerprint: catalog.fingerprint().to_owned(),
-                tools_json: serde_json::to_string(&catalog.tools()).unwrap_or_else(|_| "[]".into()),
-                fetched_at_ms,
-            };
-            if let Err(e) = self.store.catalog_put(&stored).await {
-                tracing::warn!(connector = %id, error = %e, "could not persist catalog");
-            }
         }
         // An unchanged catalog keeps its index and validators.
         let loaded = match previous {
@@ -301,10 +323,44 @@ impl CatalogCell {
                 self.config.description.clone(),
             )),
         };
+        if changed {
+            self.persist(loaded.catalog.clone(), fetched_at_ms);
+        }
         loaded.warm();
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(loaded.clone());
         *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
         Ok(loaded)
+    }
+}
+
+async fn write_catalog(
+    store: Arc<dyn Store>,
+    mut newest: tokio::sync::OwnedMutexGuard<i64>,
+    catalog: Arc<Catalog>,
+    fetched_at_ms: i64,
+) {
+    if fetched_at_ms < *newest {
+        return;
+    }
+    let id = catalog.connector.clone();
+    let fingerprint = catalog.fingerprint().to_owned();
+    let serialized = tokio::task::spawn_blocking(move || serde_json::to_string(catalog.tools()))
+        .await
+        .ok()
+        .and_then(Result::ok);
+    let Some(tools_json) = serialized else {
+        tracing::warn!(connector = %id, "could not serialize the catalog to persist it");
+        return;
+    };
+    let stored = StoredCatalog {
+        connector: id.clone(),
+        fingerprint,
+        tools_json,
+        fetched_at_ms,
+    };
+    match store.catalog_put(&stored).await {
+        Ok(()) => *newest = fetched_at_ms,
+        Err(e) => tracing::warn!(connector = %id, error = %e, "could not persist catalog"),
     }
 }
 

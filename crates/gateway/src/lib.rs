@@ -306,8 +306,8 @@ impl Gateway {
         }
     }
 
-    /// Stop every connector (children are stopped and reaped) and flush the
-    /// activity log.
+    /// Stop every connector (children are stopped and reaped), finish the
+    /// catalog writes in progress, and flush the activity log.
     pub async fn shutdown(&self) {
         if let Some(h) = self
             .housekeeping
@@ -321,6 +321,7 @@ impl Gateway {
             code.pool.shutdown().await;
         }
         futures::future::join_all(self.connectors.iter().map(|h| h.connector.shutdown())).await;
+        futures::future::join_all(self.connectors.iter().map(|h| h.catalog.persisted())).await;
         self.activity.flush().await;
     }
 

@@ -219,6 +219,7 @@ async fn a_persisted_catalog_is_restored_within_its_window() {
         Duration::from_secs(5),
     ));
     first.get().await.expect("load");
+    first.persisted().await;
     let second = Arc::new(CatalogCell::new(
         fake.clone(),
         config(""),

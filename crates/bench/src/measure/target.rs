@@ -20,7 +20,7 @@ use super::sample::{self, Check, LoadCall};
 use crate::cpu;
 use crate::launcher::{ENV_CONNECTORS, ENV_TOOLS_PER_CONNECTOR, LaunchSpec, ServerProcess};
 use crate::plan::{Plan, Shape};
-use crate::report::model::{Figure, Load, SoakRound, Startup, TargetReport, ToolsList};
+use crate::report::model::{Figure, Load, Single, SoakRound, Startup, TargetReport, ToolsList};
 use crate::rss::{self, TreeMemory};
 use crate::stats::ms;
 use crate::synthetic::{address, marker};
@@ -95,6 +95,7 @@ impl TargetReport {
             startup: not_reached(),
             tools_list: not_reached(),
             search_cold: not_reached(),
+            search_cold_settled: not_reached(),
             search_warm: not_reached(),
             search_natural: not_reached(),
             search_all: not_reached(),
@@ -204,7 +205,62 @@ pub async fn measure(
         }
     }
     report.stop = Figure::from_result(server.stop(Duration::from_secs(10)).await);
+    let lists_search = report.tools_list.measured().is_some_and(|l| {
+        l.tool_names.iter().any(|n| n == "search_tools") || l.tool_names.is_empty()
+    });
+    report.search_cold_settled = if report.search_cold.measured().is_none() {
+        match &report.search_cold {
+            Figure::Skipped(why) => Figure::Skipped(why.clone()),
+            _ => not_reached(),
+        }
+    } else if lists_search {
+        Figure::from_result(settled_cold_search(&spec, shape, plan).await)
+    } else {
+        Figure::Skipped("the server lists no `search_tools` tool".into())
+    };
     report
+}
+
+/// A second boot: wait for the first `tools/list`, stay idle for the
+/// plan's settle (a server that loads its catalogs in the background has
+/// them by then; one that loads them on the first search still pays for
+/// it), then time the first search.
+async fn settled_cold_search(
+    spec: &LaunchSpec,
+    shape: &Shape,
+    plan: &Plan,
+) -> anyhow::Result<Single> {
+    let spec = LaunchSpec {
+        log_file: spec
+            .log_file
+            .as_ref()
+            .map(|p| p.with_extension("settled.log")),
+        ..spec.clone()
+    };
+    let server = ServerProcess::launch(&spec).await?;
+    let measured = async {
+        let (client, _, _) = first_list(
+            &server.mcp_url(),
+            Duration::from_secs(plan.ready_timeout_secs),
+            plan.driver,
+        )
+        .await?;
+        tokio::time::sleep(Duration::from_secs(plan.cold_settle_secs)).await;
+        let probe = Probe::new(shape);
+        let args = json!({"query": probe.marker, "includeSchemas": "compact"});
+        let expected = probe.address.clone();
+        let c = &client;
+        let single = sample::single(
+            || async move { c.call("search_tools", args).await },
+            check(move |_, r| checks::mentions(r, &expected)),
+        )
+        .await;
+        client.close().await;
+        single
+    }
+    .await;
+    let _ = server.stop(Duration::from_secs(10)).await;
+    measured
 }
 
 async fn measure_running(

@@ -163,6 +163,7 @@ pub fn reasons(target: &TargetReport) -> Vec<String> {
     push(&mut out, "startup", &t.startup);
     push(&mut out, "tools/list", &t.tools_list);
     push(&mut out, "cold search", &t.search_cold);
+    push(&mut out, "settled cold search", &t.search_cold_settled);
     for (name, f) in [
         ("warm search", &t.search_warm),
         ("natural search", &t.search_natural),

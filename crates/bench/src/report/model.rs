@@ -128,6 +128,10 @@ pub struct TargetReport {
     pub tools_list: Figure<ToolsList>,
     /// First `search_tools` after boot (the marker query).
     pub search_cold: Figure<Single>,
+    /// The same first search on a second boot, made only after the server
+    /// has been up and idle for the plan's settle: what a search costs
+    /// before any search ran, without the downstream catalog fetch.
+    pub search_cold_settled: Figure<Single>,
     /// The marker query (matches one tool), warm.
     pub search_warm: Figure<Samples>,
     /// A natural-language query, warm.
