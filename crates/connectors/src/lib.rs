@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod credential;
+mod http_status;
 mod mcp;
 mod process;
 

@@ -13,15 +13,13 @@
 //! | a refused address or path | `connector_call_failed` (not retryable) |
 //! | a response over `max_response_bytes` | `result_too_large` |
 
-use std::time::SystemTime;
-
 use connecta_core::config::CredentialSlot;
 use connecta_core::error::{ErrorCode, MAX_ECHO_BYTES, ToolError, clamp_text};
 use http::{HeaderMap, StatusCode};
 
 use super::fetch::FetchError;
 use crate::credential::auth_required;
-use crate::parse_retry_after;
+use crate::http_status;
 
 /// Bytes of an error body echoed to the caller (after redaction).
 const EXCERPT_BYTES: usize = 300;
@@ -36,12 +34,7 @@ pub(crate) fn from_status(
     excerpt: &str,
 ) -> ToolError {
     let code = status.as_u16();
-    let retry_after = headers
-        .get(http::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| parse_retry_after(v, SystemTime::now()))
-        .map(|d| d.as_millis().min(u64::MAX as u128) as u64);
-    let mut err = match code {
+    let err = match code {
         401 | 403 => auth_required(
             connector,
             slot,
@@ -59,19 +52,7 @@ pub(crate) fn from_status(
             format!("{connector} answered HTTP 404: no such resource"),
         )
         .detail("connector", connector),
-        408 | 504 => ToolError::new(
-            ErrorCode::Timeout,
-            format!("{connector} answered HTTP {code}"),
-        ),
-        429 => ToolError::new(
-            ErrorCode::RateLimited,
-            format!("{connector} is rate limiting requests (HTTP 429)"),
-        ),
-        500..=599 => ToolError::with_cause(
-            ErrorCode::Unavailable,
-            format!("{connector} answered HTTP {code}"),
-            true,
-        ),
+        _ if let Some(err) = http_status::transient(connector, code) => err,
         _ => {
             let excerpt = excerpt.trim();
             let mut msg = format!("{connector} answered HTTP {code}");
@@ -82,13 +63,10 @@ pub(crate) fn from_status(
             ToolError::with_cause(ErrorCode::ConnectorCallFailed, msg, false)
         }
     };
-    err = err.detail("httpStatus", code);
-    if let Some(ms) = retry_after
-        && err.retryable
-    {
-        err.retry_after_ms = Some(ms);
-    }
-    err
+    let retry_after = headers
+        .get(http::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok());
+    http_status::with_retry_after(err.detail("httpStatus", code), retry_after)
 }
 
 /// A fetch failure as a typed error.

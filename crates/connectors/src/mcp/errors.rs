@@ -133,43 +133,23 @@ fn http_status<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a HttpS
 }
 
 fn from_http_status(connector: &str, status: &HttpStatusError) -> ToolError {
-    let retry_after = status
-        .retry_after
-        .as_deref()
-        .and_then(|v| parse_retry_after(v, SystemTime::now()));
     let code = status.status;
-    let mut err = match code {
+    let err = match code {
         401 | 403 => auth_required(connector, &format!("it answered HTTP {code}")),
         404 => ToolError::with_cause(
             ErrorCode::Unavailable,
             format!("{connector} answered HTTP 404 (is the URL right?)"),
             true,
         ),
-        408 | 504 => ToolError::new(
-            ErrorCode::Timeout,
-            format!("{connector} answered HTTP {code}"),
-        ),
-        429 => ToolError::new(
-            ErrorCode::RateLimited,
-            format!("{connector} is rate limiting requests (HTTP 429)"),
-        ),
-        500..=599 => ToolError::with_cause(
-            ErrorCode::Unavailable,
-            format!("{connector} answered HTTP {code}"),
-            true,
-        ),
-        _ => ToolError::with_cause(
-            ErrorCode::ConnectorCallFailed,
-            format!("{connector} answered HTTP {code}"),
-            false,
-        ),
+        _ => crate::http_status::transient(connector, code).unwrap_or_else(|| {
+            ToolError::with_cause(
+                ErrorCode::ConnectorCallFailed,
+                format!("{connector} answered HTTP {code}"),
+                false,
+            )
+        }),
     };
-    if let Some(after) = retry_after
-        && err.retryable
-    {
-        err.retry_after_ms = Some(after.as_millis().min(u64::MAX as u128) as u64);
-    }
-    err
+    crate::http_status::with_retry_after(err, status.retry_after.as_deref())
 }
 
 /// `Retry-After` as delta-seconds or an HTTP-date, relative to `now`.
