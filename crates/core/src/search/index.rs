@@ -41,6 +41,8 @@ pub(crate) const F_NAME: u8 = 1;
 pub(crate) const F_TITLE: u8 = 2;
 pub(crate) const F_DESC: u8 = 4;
 const FIELD_BITS: u32 = 3;
+/// Builder-only field bit: the posting exists only through a synonym.
+const SYNONYM: u8 = 8;
 const FIELD_MASK: u32 = (1 << FIELD_BITS) - 1;
 
 /// Term flags.
@@ -82,6 +84,11 @@ pub struct CatalogIndex {
     /// content words: `(term, tool)`, sorted. Almost always empty; it keeps
     /// the ranker's posting-based name checks exact.
     name_extra: Vec<(u32, u32)>,
+    /// `(term, tools)`: how many of a term's postings exist only because a
+    /// tool's name carries one of its action synonyms, sorted by term. They
+    /// are left out of the term's document frequency, so a synonym never
+    /// makes a word look common (and a query's other words weightier).
+    synonym_only: Vec<(u32, u32)>,
     /// Read-only bit and necessary-name-term count per tool.
     tool_info: Vec<u8>,
     read_only_tools: usize,
@@ -193,7 +200,12 @@ impl CatalogIndex {
             self.len()
         } else {
             let t = term as usize;
-            (self.offsets[t + 1] - self.offsets[t]) as usize
+            let postings = (self.offsets[t + 1] - self.offsets[t]) as usize;
+            let synonyms = self
+                .synonym_only
+                .binary_search_by_key(&term, |&(t, _)| t)
+                .map_or(0, |i| self.synonym_only[i].1 as usize);
+            postings - synonyms
         }
     }
 
@@ -312,7 +324,9 @@ impl CatalogIndex {
                 + self.name_offsets.capacity()
                 + self.name_terms.capacity()
                 + self.connector_terms.capacity())
-            + 8 * (self.name_keys.capacity() + self.name_extra.capacity())
+            + 8 * (self.name_keys.capacity()
+                + self.name_extra.capacity()
+                + self.synonym_only.capacity())
             + self.tool_info.capacity()
             + std::mem::size_of_val(&*self.shapes)
             + shapes
@@ -348,7 +362,8 @@ struct Builder {
     term_flags: Vec<u8>,
     last_tool: Vec<u32>,
     last_slot: Vec<u32>,
-    /// `(term, tool, fields)`, grouped by tool, in tool order.
+    /// `(term, tool, fields)`, grouped by tool, in tool order; `SYNONYM`
+    /// marks a posting made only by an action synonym so far.
     triples: Vec<(u32, u32, u8)>,
     name_offsets: Vec<u32>,
     name_terms: Vec<u32>,
@@ -413,11 +428,23 @@ impl Builder {
     fn posting(&mut self, term: u32, tool: u32, field: u8) {
         let t = term as usize;
         if self.last_tool[t] == tool {
-            self.triples[self.last_slot[t] as usize].2 |= field;
+            let fields = &mut self.triples[self.last_slot[t] as usize].2;
+            *fields = (*fields & !SYNONYM) | field;
         } else {
             self.last_tool[t] = tool;
             self.last_slot[t] = self.triples.len() as u32;
             self.triples.push((term, tool, field));
+        }
+    }
+
+    /// A synonym's posting: at description weight, and only when the tool
+    /// has no posting of the term yet (the tool's own words come first).
+    fn synonym_posting(&mut self, term: u32, tool: u32) {
+        let t = term as usize;
+        if self.last_tool[t] != tool {
+            self.last_tool[t] = tool;
+            self.last_slot[t] = self.triples.len() as u32;
+            self.triples.push((term, tool, F_DESC | SYNONYM));
         }
     }
 
@@ -488,7 +515,7 @@ impl Builder {
                         let synonyms = action_synonyms(&self.emit_text[a as usize..b as usize]);
                         for synonym in synonyms {
                             let id = self.intern(synonym);
-                            self.posting(id, tool, F_DESC);
+                            self.synonym_posting(id, tool);
                         }
                     }
                 }
@@ -570,11 +597,24 @@ impl Builder {
         fill.clear();
         fill.extend_from_slice(&offsets[..terms]);
         let mut postings = vec![0u32; self.triples.len()];
+        let mut synonym_only: Vec<(u32, u32)> = Vec::new();
         for &(t, tool, fields) in &self.triples {
             let slot = &mut fill[t as usize];
-            postings[*slot as usize] = tool << FIELD_BITS | u32::from(fields);
+            postings[*slot as usize] = tool << FIELD_BITS | u32::from(fields & !SYNONYM);
             *slot += 1;
+            if fields & SYNONYM != 0 {
+                synonym_only.push((t, 1));
+            }
         }
+        synonym_only.sort_unstable();
+        synonym_only.dedup_by(|next, kept| {
+            let same = next.0 == kept.0;
+            if same {
+                kept.1 += next.1;
+            }
+            same
+        });
+        synonym_only.shrink_to_fit();
         self.name_terms.shrink_to_fit();
         self.name_extra.shrink_to_fit();
         self.term_flags.shrink_to_fit();
@@ -589,6 +629,7 @@ impl Builder {
             name_terms: self.name_terms,
             name_keys,
             name_extra: self.name_extra,
+            synonym_only,
             tool_info,
             read_only_tools,
             connector_terms,

@@ -491,13 +491,14 @@ fn expand(term: &str) -> Option<&'static [&'static str]> {
 /// description weight ([`action_synonyms`]): `remove an asana task` finds
 /// `asana_delete_task`. Only verbs every API uses for one operation are
 /// here; verbs with a second common sense (`open`, `pull`, `drop`, `close`,
-/// `set`) are not, and neither are the read verbs (`get`, `fetch`, `read`,
-/// `view`…): nearly every catalog names half its tools `get_…`, and a query
-/// may already leave them out of a name.
+/// `set`, `change`) are not, and neither are the read verbs (`get`,
+/// `fetch`, `read`, `view`…): nearly every catalog names half its tools
+/// `get_…`, and a query may already leave them out of a name. A synonym's
+/// posting does not count toward the word's document frequency.
 const ACTION_GROUPS: &[&[&str]] = &[
     &["delete", "remove", "erase", "destroy"],
     &["create", "add", "insert"],
-    &["update", "edit", "modify", "change"],
+    &["update", "edit", "modify"],
     &["search", "find", "lookup"],
     &["send", "post"],
     &["run", "execute", "invoke"],

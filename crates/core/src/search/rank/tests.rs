@@ -226,3 +226,30 @@ fn read_verbs_have_no_synonyms() {
         ["remov", "eras", "destroy"]
     );
 }
+
+#[test]
+fn synonyms_do_not_count_as_occurrences_of_a_word() {
+    // Three tools named `create_…` carry "add" only as a synonym: "add" is
+    // still as rare as the one tool whose own text has it.
+    let tools = vec![
+        tool("create_issue", "Open an issue.", false),
+        tool("create_label", "Make a label.", false),
+        tool("create_milestone", "Plan a milestone.", false),
+        tool("add_comment", "Comment on an issue.", false),
+        tool("list_issues", "List issues.", true),
+    ];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("gh", tools)));
+    let add = idx.term_id("add").expect("indexed");
+    assert_eq!(
+        idx.raw_postings(add).len(),
+        4,
+        "three synonyms and one word"
+    );
+    assert_eq!(idx.doc_freq(add), 1);
+    let creat = idx.term_id("creat").expect("indexed");
+    assert_eq!(
+        idx.doc_freq(creat),
+        3,
+        "add_comment's synonym is not counted"
+    );
+}
