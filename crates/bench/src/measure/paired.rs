@@ -93,25 +93,36 @@ async fn start(
         log_file: Some(logs.join(format!("paired-{}.log", shape.name))),
     };
     let server = ServerProcess::launch(&spec).await?;
-    let (client, _, _) = first_list(
-        &server.mcp_url(),
-        Duration::from_secs(plan.ready_timeout_secs),
-        plan.driver,
-    )
-    .await?;
     let (c, t) = shape.probe();
+    let address = address(c, t);
+    let ready = async {
+        let (client, _, _) = first_list(
+            &server.mcp_url(),
+            Duration::from_secs(plan.ready_timeout_secs),
+            plan.driver,
+        )
+        .await?;
+        // Load every catalog the way an agent does, by searching; not timed.
+        let found = client
+            .call("search_tools", json!({"query": marker(c, t)}))
+            .await?;
+        checks::mentions(&found, &address).map_err(|e| anyhow::anyhow!(e))?;
+        anyhow::Ok(client)
+    }
+    .await;
+    let client = match ready {
+        Ok(client) => client,
+        Err(e) => {
+            let _ = server.stop(Duration::from_secs(10)).await;
+            return Err(e);
+        }
+    };
     let side = Side {
         server,
         client: Arc::new(client),
-        address: address(c, t),
+        address,
     };
-    // Load every catalog the way an agent does, by searching, then warm the
-    // call path; neither is timed.
-    let found = side
-        .client
-        .call("search_tools", json!({"query": marker(c, t)}))
-        .await?;
-    checks::mentions(&found, &side.address).map_err(|e| anyhow::anyhow!(e))?;
+    // Warm the call path; not timed.
     for i in 0..plan.warmup {
         let _ = side.call(i).await;
     }
