@@ -10,13 +10,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use connecta_connectors::{CallOptions, Connector, ConnectorState, ConnectorStatus};
+use connecta_core::activity::ActivityEvent;
 use connecta_core::catalog::ToolDef;
 use connecta_core::config::{ConnectorConfig, parse_config};
 use connecta_core::error::{ErrorCode, ToolError};
 use connecta_core::policy::Annotations;
 use connecta_core::result::ToolResult;
 use connecta_gateway::CatalogCell;
-use connecta_store::{SqliteStore, Store};
+use connecta_store::{ActivityQuery, SqliteStore, Store, StoreError, StoredCatalog, VaultRow};
 use serde_json::{Map, Value, json};
 
 struct Fake {
@@ -230,4 +231,100 @@ async fn a_persisted_catalog_is_restored_within_its_window() {
     let restored = second.peek().expect("restored without a fetch");
     assert_eq!(restored.catalog.len(), 4);
     assert_eq!(fake.fetches.load(Ordering::SeqCst), 1);
+}
+
+/// A store whose catalog writes wait until the test opens the gate; every
+/// other call goes straight to SQLite.
+struct GatedStore {
+    inner: SqliteStore,
+    gate: tokio::sync::Semaphore,
+}
+
+#[async_trait]
+impl Store for GatedStore {
+    fn backend(&self) -> &'static str {
+        self.inner.backend()
+    }
+    async fn stash_put(&self, e: &connecta_store::StashEntry) -> Result<(), StoreError> {
+        self.inner.stash_put(e).await
+    }
+    async fn stash_get(
+        &self,
+        id: &str,
+        actor_key: &str,
+        now_ms: i64,
+    ) -> Result<Option<String>, StoreError> {
+        self.inner.stash_get(id, actor_key, now_ms).await
+    }
+    async fn stash_purge_expired(&self, now_ms: i64) -> Result<u64, StoreError> {
+        self.inner.stash_purge_expired(now_ms).await
+    }
+    async fn activity_append(&self, events: &[ActivityEvent]) -> Result<(), StoreError> {
+        self.inner.activity_append(events).await
+    }
+    async fn activity_list(&self, q: &ActivityQuery) -> Result<Vec<ActivityEvent>, StoreError> {
+        self.inner.activity_list(q).await
+    }
+    async fn activity_purge_before(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.inner.activity_purge_before(before_ms).await
+    }
+    async fn vault_put(&self, rows: &[VaultRow]) -> Result<(), StoreError> {
+        self.inner.vault_put(rows).await
+    }
+    async fn vault_get(&self, connector: &str) -> Result<Vec<VaultRow>, StoreError> {
+        self.inner.vault_get(connector).await
+    }
+    async fn vault_list(&self) -> Result<Vec<VaultRow>, StoreError> {
+        self.inner.vault_list().await
+    }
+    async fn vault_delete(&self, connector: &str) -> Result<u64, StoreError> {
+        self.inner.vault_delete(connector).await
+    }
+    async fn vault_replace_all(&self, rows: &[VaultRow]) -> Result<(), StoreError> {
+        self.inner.vault_replace_all(rows).await
+    }
+    async fn catalog_put(&self, catalog: &StoredCatalog) -> Result<(), StoreError> {
+        let _open = self.gate.acquire().await.expect("gate");
+        self.inner.catalog_put(catalog).await
+    }
+    async fn catalog_get(&self, connector: &str) -> Result<Option<StoredCatalog>, StoreError> {
+        self.inner.catalog_get(connector).await
+    }
+}
+
+#[tokio::test]
+async fn a_loaded_catalog_is_served_before_it_is_written_to_the_store() {
+    let fake = Fake::new(Duration::ZERO);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(GatedStore {
+        inner: SqliteStore::open(dir.path()).await.expect("store"),
+        gate: tokio::sync::Semaphore::new(0),
+    });
+    let cell = Arc::new(CatalogCell::new(
+        fake.clone(),
+        config(""),
+        store.clone(),
+        Duration::from_secs(5),
+    ));
+    // The write is blocked, yet the catalog is served.
+    let loaded = tokio::time::timeout(Duration::from_secs(5), cell.get())
+        .await
+        .expect("the load does not wait for the store")
+        .expect("load");
+    assert_eq!(loaded.catalog.len(), 4);
+    assert!(
+        store.catalog_get("fake").await.expect("read").is_none(),
+        "nothing is written while the gate is shut"
+    );
+    // `persisted` waits for the write in progress.
+    let waiting = tokio::time::timeout(Duration::from_millis(200), cell.persisted()).await;
+    assert!(waiting.is_err(), "persisted() returned before the write");
+    store.gate.add_permits(1);
+    cell.persisted().await;
+    let stored = store
+        .catalog_get("fake")
+        .await
+        .expect("read")
+        .expect("written");
+    assert_eq!(stored.fingerprint, loaded.catalog.fingerprint());
 }

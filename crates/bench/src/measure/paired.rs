@@ -242,13 +242,14 @@ async fn rounds(sides: &mut [Side], count: usize, tallies: &mut [Tally]) {
         .zip(tallies.iter_mut())
         .zip(cpu_before.into_iter().zip(first))
     {
-        tally.calls_made += made;
+        // One unreadable instance makes the sum unknown.
         let spent = before.zip(side.cpu_seconds()).map(|(b, a)| a - b);
-        tally.cpu_seconds = match (tally.cpu_seconds, spent) {
-            (Some(total), Some(s)) => Some(total + s),
-            (None, s) if tally.calls_made == made => s,
-            _ => None,
+        tally.cpu_seconds = if tally.calls_made == 0 {
+            spent
+        } else {
+            tally.cpu_seconds.zip(spent).map(|(total, s)| total + s)
         };
+        tally.calls_made += made;
         let mut mine = tally.latencies[first..].to_vec();
         mine.sort_by(f64::total_cmp);
         if let Some(p50) = crate::stats::percentile(&mine, 0.5) {
