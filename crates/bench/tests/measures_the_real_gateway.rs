@@ -19,9 +19,14 @@ use serde_json::Value;
 
 const BENCH: &str = env!("CARGO_BIN_EXE_connecta-bench");
 
-/// The `connecta` binary of this build profile, built now if it is missing
-/// or stale (cargo is a no-op when it is fresh). Integration tests of this
-/// crate only get this crate's own binaries from cargo.
+/// The `connecta` binary of this build profile. Integration tests of this
+/// crate only get this crate's own binaries from cargo, so the test asks
+/// cargo for the workspace's test build, which includes `connecta` (its own
+/// end-to-end tests need it). After `cargo nextest run --workspace` this is
+/// a no-op: the same command line resolves the same features, so nothing is
+/// rebuilt and the binary other tests are running is never replaced. A bare
+/// `cargo build -p connecta` would resolve features without the workspace's
+/// dev-dependencies and compile a second copy of the gateway's dependencies.
 fn connecta_bin() -> PathBuf {
     let profile_dir = Path::new(BENCH).parent().expect("target/<profile>");
     let target_dir = profile_dir.parent().expect("target dir");
@@ -32,7 +37,13 @@ fn connecta_bin() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
     let mut cargo = Command::new(env!("CARGO"));
     cargo
-        .args(["build", "--quiet", "-p", "connecta", "--manifest-path"])
+        .args([
+            "test",
+            "--no-run",
+            "--quiet",
+            "--workspace",
+            "--manifest-path",
+        ])
         .arg(&manifest)
         .arg("--target-dir")
         .arg(target_dir);
