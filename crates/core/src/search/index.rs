@@ -40,15 +40,21 @@ use super::vocab::{shared_find, term_hash};
 pub(crate) const F_NAME: u8 = 1;
 pub(crate) const F_TITLE: u8 = 2;
 pub(crate) const F_DESC: u8 = 4;
-const FIELD_BITS: u32 = 3;
+/// The posting stands for a word of the tool's name by an action synonym
+/// ("remove" on `delete_task`): description weight, and it counts toward
+/// the name's completeness.
+pub(crate) const F_SYN: u8 = 8;
+const FIELD_BITS: u32 = 4;
 /// Builder-only field bit: the posting exists only through a synonym.
-const SYNONYM: u8 = 8;
+const SYNONYM: u8 = 16;
 const FIELD_MASK: u32 = (1 << FIELD_BITS) - 1;
 
 /// Term flags.
 const T_CONNECTOR: u8 = 1;
 const T_TOPIC: u8 = 2;
 const T_NAME_STOP: u8 = 4;
+/// Builder-only: the term's action synonyms are in `synonym_pairs`.
+const T_PAIRED: u8 = 8;
 
 /// Tool info byte: read-only bit, and the count of distinct necessary name
 /// terms in the low bits (saturating: `NEED_MAX` means "at least").
@@ -59,7 +65,7 @@ pub(crate) const NEED_MAX: u8 = 0x7f;
 const OPTIONAL_NAME_VERBS: &[&str] =
     &["get", "list", "fetch", "read", "retriev", "view", "describ"];
 
-/// Tools per index are bounded by the posting encoding (29 bits of id).
+/// Tools per index are bounded by the posting encoding (28 bits of id).
 pub const MAX_TOOLS_PER_INDEX: usize = 1 << (32 - FIELD_BITS);
 
 #[derive(Debug)]
@@ -89,6 +95,9 @@ pub struct CatalogIndex {
     /// are left out of the term's document frequency, so a synonym never
     /// makes a word look common (and a query's other words weightier).
     synonym_only: Vec<(u32, u32)>,
+    /// `(name term, synonym)` for every name term with action synonyms,
+    /// sorted: what the name check reads.
+    synonym_pairs: Vec<(u32, u32)>,
     /// Read-only bit and necessary-name-term count per tool.
     tool_info: Vec<u8>,
     read_only_tools: usize,
@@ -257,6 +266,15 @@ impl CatalogIndex {
         !self.name_extra.is_empty()
     }
 
+    /// The action synonyms of a name term, as this index's term ids.
+    pub(crate) fn synonyms_of(&self, term: u32) -> impl Iterator<Item = u32> + '_ {
+        let start = self.synonym_pairs.partition_point(|&(t, _)| t < term);
+        self.synonym_pairs[start..]
+            .iter()
+            .take_while(move |&&(t, _)| t == term)
+            .map(|&(_, synonym)| synonym)
+    }
+
     /// Distinct necessary name terms of a tool (saturating at `NEED_MAX`).
     pub(crate) fn name_need(&self, tool: u32) -> u8 {
         self.tool_info[tool as usize] & NEED_MAX
@@ -326,7 +344,8 @@ impl CatalogIndex {
                 + self.connector_terms.capacity())
             + 8 * (self.name_keys.capacity()
                 + self.name_extra.capacity()
-                + self.synonym_only.capacity())
+                + self.synonym_only.capacity()
+                + self.synonym_pairs.capacity())
             + self.tool_info.capacity()
             + std::mem::size_of_val(&*self.shapes)
             + shapes
@@ -368,6 +387,7 @@ struct Builder {
     name_offsets: Vec<u32>,
     name_terms: Vec<u32>,
     name_extra: Vec<(u32, u32)>,
+    synonym_pairs: Vec<(u32, u32)>,
 }
 
 /// One term of a word, as the tokenizer produced it.
@@ -412,6 +432,7 @@ impl Builder {
             name_offsets,
             name_terms: Vec::with_capacity(n * 3),
             name_extra: Vec::new(),
+            synonym_pairs: Vec::new(),
         }
     }
 
@@ -444,7 +465,7 @@ impl Builder {
         if self.last_tool[t] != tool {
             self.last_tool[t] = tool;
             self.last_slot[t] = self.triples.len() as u32;
-            self.triples.push((term, tool, F_DESC | SYNONYM));
+            self.triples.push((term, tool, F_SYN | SYNONYM));
         }
     }
 
@@ -513,9 +534,14 @@ impl Builder {
                     if in_name {
                         let (a, b) = emit.text;
                         let synonyms = action_synonyms(&self.emit_text[a as usize..b as usize]);
+                        let paired = self.term_flags[id as usize] & T_PAIRED != 0;
+                        self.term_flags[id as usize] |= T_PAIRED;
                         for synonym in synonyms {
-                            let id = self.intern(synonym);
-                            self.synonym_posting(id, tool);
+                            let synonym = self.intern(synonym);
+                            self.synonym_posting(synonym, tool);
+                            if !paired {
+                                self.synonym_pairs.push((id, synonym));
+                            }
                         }
                     }
                 }
@@ -582,6 +608,11 @@ impl Builder {
         name_keys.sort_unstable();
         self.name_extra.sort_unstable();
         self.name_extra.dedup();
+        self.synonym_pairs.sort_unstable();
+        self.synonym_pairs.shrink_to_fit();
+        for flags in &mut self.term_flags {
+            *flags &= !T_PAIRED;
+        }
 
         // Counting sort into the flat posting array. Tools were visited in
         // order, so each term's postings stay in tool order.
@@ -630,6 +661,7 @@ impl Builder {
             name_keys,
             name_extra: self.name_extra,
             synonym_only,
+            synonym_pairs: self.synonym_pairs,
             tool_info,
             read_only_tools,
             connector_terms,
@@ -692,6 +724,30 @@ mod tests {
         assert!(idx.term_id("in").is_none(), "stopwords are not indexed");
         assert_eq!(idx.name_terms(0).len(), 2);
         assert!(idx.heap_bytes() > 0);
+    }
+
+    #[test]
+    fn a_name_word_brings_its_action_synonyms_as_marked_postings() {
+        let cat = Catalog::new(
+            "tasks",
+            vec![
+                tool("delete_task", "Delete a task."),
+                tool("delete_note", "Remove a note for good."),
+                tool("list_tasks", "List tasks."),
+            ],
+        );
+        let idx = CatalogIndex::build(Arc::new(cat));
+        let delet = idx.term_id("delet").expect("indexed");
+        let remov = idx.term_id("remov").expect("synonym indexed");
+        // Only a synonym for `delete_task`; a word of its own description
+        // too for `delete_note`, which keeps the mark.
+        assert_eq!(postings(&idx, remov), vec![(0, F_SYN), (1, F_SYN | F_DESC)]);
+        assert_eq!(idx.doc_freq(remov), 1, "only delete_note says remove");
+        let group: Vec<u32> = idx.synonyms_of(delet).collect();
+        assert_eq!(group.len(), 3, "remove, erase, destroy once each");
+        assert!(group.contains(&remov));
+        let task = idx.term_id("task").expect("indexed");
+        assert_eq!(idx.synonyms_of(task).count(), 0);
     }
 
     #[test]

@@ -57,6 +57,9 @@ const PHRASE_BONUS: f32 = 0.05;
 const BIGRAM_BONUS: f32 = 0.05;
 /// Equal evidence: the tool that needs no approval first.
 const READ_ONLY_BONUS: f32 = 0.08;
+/// Per name term the query leaves unexplained (up to three): with equal
+/// evidence, the name that says no more than the query asked for first.
+const UNEXPLAINED_NAME_PENALTY: f32 = 0.02;
 /// A partial page needs its best match to cover this share of the weight,
 /// or to match at least two of the query's words.
 const MIN_BEST_COVERAGE: f32 = 0.5;

@@ -8,12 +8,12 @@
 use std::cell::RefCell;
 
 use crate::policy::Safety;
-use crate::search::index::{CatalogIndex, F_DESC, F_NAME, F_TITLE};
+use crate::search::index::{CatalogIndex, F_DESC, F_NAME, F_SYN, F_TITLE};
 
 use super::{
     BIGRAM_BONUS, COMPLETE_NAME_BONUS, Hit, KEEP_COVERAGE, KEEP_RATIO, MIN_BEST_COVERAGE,
-    NAME_TERM_BONUS, PHRASE_BONUS, READ_ONLY_BONUS, RESCUE_RATIO, W_CONNECTOR, W_DESC, W_NAME,
-    W_TITLE, W_TOPIC, admits, order,
+    NAME_TERM_BONUS, PHRASE_BONUS, READ_ONLY_BONUS, RESCUE_RATIO, UNEXPLAINED_NAME_PENALTY,
+    W_CONNECTOR, W_DESC, W_NAME, W_TITLE, W_TOPIC, admits, order,
 };
 
 /// The prepared query, shared by every index.
@@ -113,6 +113,10 @@ struct NameFeat {
     /// Distinct scored query terms the name spells out.
     name_len: u16,
     bigrams: u16,
+    /// Necessary name terms the query does not carry (at most 3), for
+    /// names that carry some query word: with equal evidence,
+    /// `create_ticket` before `create_ticket_comment`.
+    unexplained: u8,
 }
 
 /// The query against one index, for reading names.
@@ -170,6 +174,11 @@ impl NameCtx {
             } else if self.raw_set.binary_search(&term).is_err()
                 && !ix.is_connector_term(term)
                 && !ix.is_name_stop(term)
+                // A query word of the term's action group stands in for it
+                // ("remove" for `delete`), without counting as spelled.
+                && !ix
+                    .synonyms_of(term)
+                    .any(|s| self.scored_set.binary_search(&s).is_ok())
             {
                 complete = false;
             }
@@ -181,6 +190,7 @@ impl NameCtx {
             name_len,
             phrase,
             bigrams: 0,
+            unexplained: 0,
         }
     }
 
@@ -205,15 +215,15 @@ fn contains_run(hay: &[Option<u32>], needle: &[u32]) -> bool {
 }
 
 /// Field weight by posting field bits: the strongest field wins.
-const FIELD_WEIGHT: [f32; 8] = {
-    let mut w = [0.0; 8];
+const FIELD_WEIGHT: [f32; 16] = {
+    let mut w = [0.0; 16];
     let mut f = 1;
-    while f < 8 {
+    while f < 16 {
         w[f] = if f as u8 & F_NAME != 0 {
             W_NAME
         } else if f as u8 & F_TITLE != 0 {
             W_TITLE
-        } else if f as u8 & F_DESC != 0 {
+        } else if f as u8 & (F_DESC | F_SYN) != 0 {
             W_DESC
         } else {
             0.0
@@ -284,6 +294,7 @@ fn finish(
         s += q.total_weight * PHRASE_BONUS;
     }
     s += q.total_weight * BIGRAM_BONUS * name.bigrams as f32;
+    s -= q.total_weight * UNEXPLAINED_NAME_PENALTY * f32::from(name.unexplained);
     if read_only {
         s += q.total_weight * READ_ONLY_BONUS;
     }
@@ -602,7 +613,8 @@ impl Scratch {
             // query bigram; only those names are read.
             let mut name = NameFeat::default();
             if a.hits > 0 {
-                let complete = a.have >= u16::from(ix.name_need(tool));
+                let need = ix.name_need(tool);
+                let complete = a.have >= u16::from(need);
                 let bigrams = a.hits >= bigram_hits;
                 if (complete || bigrams) && !names_ready {
                     self.names.fill(q, ids);
@@ -610,6 +622,10 @@ impl Scratch {
                 }
                 if complete {
                     name = self.names.completeness(ix, tool);
+                } else {
+                    // `have` is at most `need` here, and at most a few
+                    // hundred (the query's words).
+                    name.unexplained = (need - a.have as u8).min(3);
                 }
                 if bigrams {
                     name.bigrams = self.names.bigrams(ix, tool);
@@ -703,11 +719,16 @@ impl Scratch {
                 let fields = CatalogIndex::posting_fields(p);
                 touch(acc, t);
                 let a = &mut acc[t];
-                a.score += w * FIELD_WEIGHT[usize::from(fields & 7)];
+                a.score += w * FIELD_WEIGHT[usize::from(fields)];
                 a.mask |= bit;
                 if fields & F_NAME != 0 {
                     a.own |= bit;
                     a.have = a.have.wrapping_add(necessary);
+                    a.hits = a.hits.wrapping_add(1);
+                } else if fields & F_SYN != 0 {
+                    // A word of the name by its action synonym ("remove"
+                    // on `delete_task`): the name may be complete.
+                    a.have = a.have.wrapping_add(1);
                     a.hits = a.hits.wrapping_add(1);
                 }
             }
@@ -819,6 +840,8 @@ mod tests {
         assert_eq!(FIELD_WEIGHT[usize::from(F_NAME | F_DESC)], W_NAME);
         assert_eq!(FIELD_WEIGHT[usize::from(F_TITLE | F_DESC)], W_TITLE);
         assert_eq!(FIELD_WEIGHT[usize::from(F_DESC)], W_DESC);
+        assert_eq!(FIELD_WEIGHT[usize::from(F_SYN)], W_DESC);
+        assert_eq!(FIELD_WEIGHT[usize::from(F_SYN | F_DESC)], W_DESC);
     }
 
     #[test]

@@ -253,3 +253,28 @@ fn synonyms_do_not_count_as_occurrences_of_a_word() {
         "add_comment's synonym is not counted"
     );
 }
+
+#[test]
+fn with_equal_evidence_the_name_that_says_no_more_comes_first() {
+    // Both descriptions carry "new" and both names "ticket"; the comment
+    // tool's name says something the query did not ask for.
+    let tools = vec![
+        tool(
+            "create_ticket_comment",
+            "Create a new comment on a ticket.",
+            false,
+        ),
+        tool("create_ticket", "Create a new ticket.", false),
+        tool("get_tickets", "List the latest tickets.", true),
+    ];
+    let names = run_on(tools, "open a new ticket");
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("create_ticket"),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n == "create_ticket_comment"),
+        "the sibling is still listed: {names:?}"
+    );
+}
