@@ -76,7 +76,7 @@ pub struct CatalogIndex {
     /// `T_*` flags per term id.
     term_flags: Vec<u8>,
     /// `postings[offsets[t]..offsets[t + 1]]` are term `t`'s postings, each
-    /// `tool << 3 | fields`, in tool order.
+    /// `tool << FIELD_BITS | fields`, in tool order.
     offsets: Vec<u32>,
     postings: Vec<u32>,
     /// `name_terms[name_offsets[i]..name_offsets[i + 1]]` is tool `i`'s name

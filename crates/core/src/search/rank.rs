@@ -7,8 +7,11 @@
 //!   (name > title > description > connector text); matches are whole terms;
 //! - tiers come first: an exact tool name (0), then *complete* matches (1) —
 //!   tools carrying every scored term, or whose whole name is spelled out in
-//!   the query — then partial matches (2); within a tier, score decides and
-//!   catalog order breaks ties, so results are deterministic;
+//!   the query (a word of an action verb's group may stand in for the verb:
+//!   "remove" for `delete`) — then partial matches (2); within a tier,
+//!   score decides (with equal evidence, the name with fewer words the
+//!   query does not explain first) and catalog order breaks ties, so
+//!   results are deterministic;
 //! - a result list is cut to the plausible answers: a partial page needs a
 //!   best match covering at least half the query's weight (otherwise it is a
 //!   clear no-match), and partial matches far below the best are dropped.

@@ -90,8 +90,10 @@ struct Acc {
     score: f32,
     mask: u32,
     own: u32,
-    /// Distinct necessary query terms the name's postings carry (an upper
-    /// bound on those its term sequence carries: joined compounds count).
+    /// Distinct necessary query terms the name's postings carry, plus one
+    /// per query term that stands for a name word by its action synonym
+    /// (an upper bound on the name words the query covers: joined
+    /// compounds count, and a word and its synonym both do).
     have: u16,
     /// Distinct non-function query terms the name carries (same bound).
     hits: u16,
@@ -113,9 +115,9 @@ struct NameFeat {
     /// Distinct scored query terms the name spells out.
     name_len: u16,
     bigrams: u16,
-    /// Necessary name terms the query does not carry (at most 3), for
-    /// names that carry some query word: with equal evidence,
-    /// `create_ticket` before `create_ticket_comment`.
+    /// Distinct necessary name terms the query does not cover (at most 3),
+    /// for names that carry some query word and are not complete: with
+    /// equal evidence, `create_ticket` before `create_ticket_comment`.
     unexplained: u8,
 }
 
@@ -153,8 +155,9 @@ impl NameCtx {
         );
     }
 
-    /// Complete: every name term is in the query, except the connector's
-    /// own words and function words, and at least one scored term is.
+    /// Complete: every name term is in the query (or, for an action verb,
+    /// a word of its group is), except the connector's own words and
+    /// function words, and at least one scored term is.
     fn features(&self, ix: &CatalogIndex, tool: u32) -> NameFeat {
         let mut f = self.completeness(ix, tool);
         f.bigrams = self.bigrams(ix, tool);
@@ -165,7 +168,7 @@ impl NameCtx {
     fn completeness(&self, ix: &CatalogIndex, tool: u32) -> NameFeat {
         let name = ix.name_terms(tool);
         let mut name_len = 0u16;
-        let mut complete = true;
+        let mut missing = 0u8;
         for (i, &term) in name.iter().enumerate() {
             if self.scored_set.binary_search(&term).is_ok() {
                 if !name[..i].contains(&term) {
@@ -179,18 +182,19 @@ impl NameCtx {
                 && !ix
                     .synonyms_of(term)
                     .any(|s| self.scored_set.binary_search(&s).is_ok())
+                && !name[..i].contains(&term)
             {
-                complete = false;
+                missing = missing.saturating_add(1);
             }
         }
-        complete &= name_len > 0;
+        let complete = missing == 0 && name_len > 0;
         let phrase = complete && name.len() >= 2 && contains_run(&self.raw_ids, name);
         NameFeat {
             complete,
             name_len,
             phrase,
             bigrams: 0,
-            unexplained: 0,
+            unexplained: missing.min(3),
         }
     }
 
@@ -623,8 +627,7 @@ impl Scratch {
                 if complete {
                     name = self.names.completeness(ix, tool);
                 } else {
-                    // `have` is at most `need` here, and at most a few
-                    // hundred (the query's words).
+                    // `have` is less than `need` (at most `NEED_MAX`) here.
                     name.unexplained = (need - a.have as u8).min(3);
                 }
                 if bigrams {
@@ -744,10 +747,12 @@ impl Scratch {
                 let necessary = u16::from(ix.is_necessary(id));
                 if necessary | scored != 0 {
                     for &p in ix.raw_postings(id) {
-                        if CatalogIndex::posting_fields(p) & F_NAME != 0 {
+                        let fields = CatalogIndex::posting_fields(p);
+                        if fields & (F_NAME | F_SYN) != 0 {
                             let t = CatalogIndex::posting_tool(p);
                             touch(acc, t);
-                            acc[t].have = acc[t].have.wrapping_add(necessary);
+                            let counts = if fields & F_NAME != 0 { necessary } else { 1 };
+                            acc[t].have = acc[t].have.wrapping_add(counts);
                             acc[t].hits = acc[t].hits.wrapping_add(scored);
                         }
                     }
