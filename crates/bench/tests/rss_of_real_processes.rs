@@ -1,6 +1,7 @@
 //! Memory is read from /proc for a real process tree: the server, its
 //! sandbox workers (by the `__sandbox-worker` mark) and its other children.
 
+use std::process::Stdio;
 use std::time::Duration;
 
 use connecta_bench::rss::{SANDBOX_WORKER_MARK, descendants, rss_bytes, snapshot};
@@ -12,9 +13,14 @@ async fn a_process_tree_is_split_into_server_workers_and_other_children() {
     // whose $0 carries the mark; `; :` keeps it from exec'ing into sleep)
     // and one plain child.
     let script = format!("sh -c 'sleep 30; :' {SANDBOX_WORKER_MARK} & sleep 31 & wait");
+    // Its own process group, so the sleeps go with it at the end; no
+    // inherited output, so nothing holds the harness's pipes open.
     let mut server = Command::new("sh")
         .arg("-c")
         .arg(script)
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .expect("spawn");
@@ -59,7 +65,11 @@ async fn a_process_tree_is_split_into_server_workers_and_other_children() {
     let tree = snapshot(pid, Some(me)).expect("snapshot");
     assert_eq!(tree.launcher.map(|l| l.pid), Some(me));
 
-    server.start_kill().expect("kill");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .status()
+        .expect("run kill");
+    assert!(killed.success(), "kill the group: {killed}");
     let _ = server.wait().await;
 }
 
