@@ -255,11 +255,7 @@ impl CatalogIndex {
 
     /// Tools carrying `term` in their name sequence without a posting.
     pub(crate) fn name_extra(&self, term: u32) -> impl Iterator<Item = u32> + '_ {
-        let start = self.name_extra.partition_point(|&(t, _)| t < term);
-        self.name_extra[start..]
-            .iter()
-            .take_while(move |&&(t, _)| t == term)
-            .map(|&(_, tool)| tool)
+        paired_with(&self.name_extra, term)
     }
 
     pub(crate) fn has_name_extra(&self) -> bool {
@@ -268,11 +264,7 @@ impl CatalogIndex {
 
     /// The action synonyms of a name term, as this index's term ids.
     pub(crate) fn synonyms_of(&self, term: u32) -> impl Iterator<Item = u32> + '_ {
-        let start = self.synonym_pairs.partition_point(|&(t, _)| t < term);
-        self.synonym_pairs[start..]
-            .iter()
-            .take_while(move |&&(t, _)| t == term)
-            .map(|&(_, synonym)| synonym)
+        paired_with(&self.synonym_pairs, term)
     }
 
     /// Distinct necessary name terms of a tool (saturating at `NEED_MAX`).
@@ -388,6 +380,16 @@ struct Builder {
     name_terms: Vec<u32>,
     name_extra: Vec<(u32, u32)>,
     synonym_pairs: Vec<(u32, u32)>,
+}
+
+/// The second halves of the pairs whose first half is `key`, in a table
+/// sorted by pair.
+fn paired_with(pairs: &[(u32, u32)], key: u32) -> impl Iterator<Item = u32> + '_ {
+    let start = pairs.partition_point(|&(k, _)| k < key);
+    pairs[start..]
+        .iter()
+        .take_while(move |&&(k, _)| k == key)
+        .map(|&(_, v)| v)
 }
 
 /// One term of a word, as the tokenizer produced it.
