@@ -2,7 +2,9 @@
 //! `safety` filter returns exactly what the call path admits (overrides
 //! included), a connector-scoped search loads only that connector's catalog,
 //! pages walk with `offset`/`nextOffset`, and a page over 256,000 bytes is
-//! `result_too_large` rather than silently shrunk.
+//! `result_too_large` rather than silently shrunk; a phrasal verb ("get rid
+//! of") finds the operation it means, and a word naming one connector keeps
+//! the answers to that connector.
 
 mod support;
 
@@ -262,4 +264,38 @@ async fn pages_walk_by_offset_and_an_oversized_page_is_result_too_large() {
     let mut all: BTreeSet<String> = names(&first).into_iter().collect();
     all.extend(names(&rest));
     assert_eq!(all.len(), REPORTS, "no row twice, none skipped");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn phrasal_verbs_fold_and_a_named_connector_keeps_its_answers() {
+    let gw = Gateway::start(&config());
+    let client = connect(&gw.url()).await;
+
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "get rid of a note"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(page["tools"][0]["address"], "demo.delete_note", "{page}");
+
+    // "archive" is a word of the wide connector's ledger tools only…
+    let (page, err) = call(&client, "search_tools", json!({"query": "archive a note"})).await;
+    assert!(!err, "{page}");
+    assert!(
+        names(&page).iter().any(|a| a.starts_with("wide.")),
+        "{page}"
+    );
+    // …and naming the demo connector leaves them out.
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "archive a demo note"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    let found = names(&page);
+    assert!(!found.is_empty(), "{page}");
+    assert!(found.iter().all(|a| a.starts_with("demo.")), "{page}");
 }

@@ -30,7 +30,8 @@ use crate::catalog::{Catalog, ToolDef};
 use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
 use super::tokenize::{
-    Compounds, Scratch, action_synonyms, for_each_word, is_stopword, terms, word_terms,
+    Compounds, Scratch, for_each_word, is_stopword, name_synonyms, prose_synonyms, terms,
+    word_terms,
 };
 use super::vocab::{IdMap, VocabBuilder, seq_hash};
 #[cfg(test)]
@@ -407,6 +408,10 @@ struct Emit {
     term_stop: bool,
     /// A generic read verb a query may leave out of a name.
     optional_verb: bool,
+    /// The words a name carrying the term is also found by.
+    synonyms: &'static [String],
+    /// Those synonyms apply in descriptions and titles too (nouns).
+    prose: bool,
 }
 
 const NOT_INTERNED: u32 = u32::MAX;
@@ -471,6 +476,17 @@ impl Builder {
         }
     }
 
+    /// A noun's synonym from a description or title: at description weight,
+    /// and only when the tool has no posting of the term yet.
+    fn prose_synonym_posting(&mut self, term: u32, tool: u32) {
+        let t = term as usize;
+        if self.last_tool[t] != tool {
+            self.last_tool[t] = tool;
+            self.last_slot[t] = self.triples.len() as u32;
+            self.triples.push((term, tool, F_DESC | SYNONYM));
+        }
+    }
+
     /// Tokenize a word seen for the first time and record its terms.
     fn learn(&mut self, word: &str) {
         let start = self.emits.len() as u32;
@@ -486,6 +502,8 @@ impl Builder {
                 stop,
                 term_stop: is_stopword(t),
                 optional_verb: OPTIONAL_NAME_VERBS.contains(&t),
+                synonyms: name_synonyms(t),
+                prose: !prose_synonyms(t).is_empty(),
             });
         });
         self.scratch = scratch;
@@ -533,9 +551,14 @@ impl Builder {
                 }
                 if !emit.stop {
                     self.posting(id, tool, field);
-                    if in_name {
-                        let (a, b) = emit.text;
-                        let synonyms = action_synonyms(&self.emit_text[a as usize..b as usize]);
+                    if emit.prose && field != F_NAME {
+                        for synonym in emit.synonyms {
+                            let synonym = self.intern(synonym);
+                            self.prose_synonym_posting(synonym, tool);
+                        }
+                    }
+                    if in_name && !emit.synonyms.is_empty() {
+                        let synonyms = emit.synonyms;
                         let paired = self.term_flags[id as usize] & T_PAIRED != 0;
                         self.term_flags[id as usize] |= T_PAIRED;
                         for synonym in synonyms {
@@ -729,7 +752,7 @@ mod tests {
     }
 
     #[test]
-    fn a_name_word_brings_its_action_synonyms_as_marked_postings() {
+    fn a_name_word_brings_its_name_synonyms_as_marked_postings() {
         let cat = Catalog::new(
             "tasks",
             vec![
@@ -746,10 +769,33 @@ mod tests {
         assert_eq!(postings(&idx, remov), vec![(0, F_SYN), (1, F_SYN | F_DESC)]);
         assert_eq!(idx.doc_freq(remov), 1, "only delete_note says remove");
         let group: Vec<u32> = idx.synonyms_of(delet).collect();
-        assert_eq!(group.len(), 3, "remove, erase, destroy once each");
+        assert_eq!(
+            group.len(),
+            8,
+            "remove, erase, destroy, drop and the four aliases once each"
+        );
         assert!(group.contains(&remov));
-        let task = idx.term_id("task").expect("indexed");
-        assert_eq!(idx.synonyms_of(task).count(), 0);
+        let list = idx.term_id("list").expect("indexed");
+        assert_eq!(idx.synonyms_of(list).count(), 0);
+    }
+
+    #[test]
+    fn a_noun_in_a_description_brings_its_synonyms_and_a_verb_does_not() {
+        let cat = Catalog::new(
+            "music",
+            vec![
+                tool("skip_to_next", "Skip to the next track."),
+                tool("remove_item", "Delete an item from the queue."),
+            ],
+        );
+        let idx = CatalogIndex::build(Arc::new(cat));
+        let song = idx.term_id("song").expect("the synonym of track");
+        assert_eq!(postings(&idx, song), vec![(0, F_DESC)]);
+        assert_eq!(idx.doc_freq(song), 0, "no tool says song itself");
+        // "delete" in a description brings nothing: only the name's verb
+        // (`remove`) brings its group, marked as standing for the name.
+        let erase = idx.term_id("eras").expect("the synonym of remove");
+        assert_eq!(postings(&idx, erase), vec![(1, F_SYN)]);
     }
 
     #[test]

@@ -37,7 +37,7 @@ use std::cmp::Ordering;
 use crate::policy::Safety;
 
 use super::index::CatalogIndex;
-use super::tokenize::{TermKind, query_words, term_kind};
+use super::tokenize::{TermKind, query_phrase, query_words, stem, term_kind};
 use super::vocab::{shared_find, term_hash};
 
 use score::{Cand, Query, with_scratch};
@@ -135,7 +135,36 @@ struct QTerm {
 /// `GitHub` is one term where some catalog knows `github`, else two.
 fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
     let mut raw = Vec::new();
-    for word in query_words(query) {
+    let words = query_words(query);
+    let simple: Vec<Option<&str>> = words
+        .iter()
+        .map(|w| match (&w.parts[..], &w.joined) {
+            ([(_, surface)], None) => Some(surface.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut next = 0;
+    for (i, word) in words.iter().enumerate() {
+        if i < next {
+            continue;
+        }
+        // A phrasal verb is one term: "get rid of" is `delete`.
+        if let Some((len, to)) = query_phrase(&simple[i..]) {
+            let text = stem(to).into_owned();
+            raw.push(QTerm {
+                kind: TermKind::Scored,
+                shared: shared_find(&text, term_hash(&text)),
+                surface: simple[i..i + len]
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                text,
+            });
+            next = i + len;
+            continue;
+        }
         let known = word.joined.as_ref().filter(|(t, _)| {
             shared_find(t, term_hash(t))
                 .is_some_and(|id| indexes.iter().any(|ix| ix.local_term(id).is_some()))
@@ -229,6 +258,31 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             idf(n_docs, df)
         })
         .collect();
+    // A word that only one catalog knows, and knows as its connector's
+    // name ("figma"), names that connector: other catalogs' tools are not
+    // answers. A query may name several.
+    let mut named = vec![false; indexes.len()];
+    for &d in &term_distinct {
+        let holds = |src: usize| local[src * n_distinct + d];
+        let mut held = false;
+        let mut as_connector = true;
+        for (src, ix) in indexes.iter().enumerate() {
+            if let Some(id) = holds(src) {
+                held = true;
+                as_connector &= ix.is_connector_term(id);
+            }
+        }
+        if held && as_connector {
+            (0..indexes.len())
+                .filter(|&src| holds(src).is_some())
+                .for_each(|src| named[src] = true);
+        }
+    }
+    let in_scope: Vec<bool> = if named.contains(&true) {
+        named
+    } else {
+        vec![true; indexes.len()]
+    };
     let required_mask: u32 = (0..terms.len())
         .filter(|&k| required(terms[k]))
         .fold(0, |m, k| m | 1 << k);
@@ -266,6 +320,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             .iter()
             .any(|&(a, b)| raw_distinct[a] == raw_distinct[b]),
         safety: q.safety,
+        in_scope: &in_scope,
         local: &local,
         n_distinct,
     };

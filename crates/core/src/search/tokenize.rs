@@ -486,46 +486,222 @@ fn expand(term: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-/// Action verbs that name the same operation, as groups of surface words.
-/// A tool whose *name* carries one of them is also found by the others, at
-/// description weight ([`action_synonyms`]): `remove an asana task` finds
-/// `asana_delete_task`. Only verbs every API uses for one operation are
-/// here; verbs with a second common sense (`open`, `pull`, `drop`, `close`,
-/// `set`, `change`) are not, and neither are the read verbs (`get`,
-/// `fetch`, `read`, `view`…): nearly every catalog names half its tools
-/// `get_…`, and a query may already leave them out of a name. A synonym's
-/// posting does not count toward the word's document frequency.
-const ACTION_GROUPS: &[&[&str]] = &[
-    &["delete", "remove", "erase", "destroy"],
-    &["create", "add", "insert"],
-    &["update", "edit", "modify"],
-    &["search", "find", "lookup"],
-    &["send", "post"],
-    &["run", "execute", "invoke"],
+/// Words that name the same operation or object, as groups of surface
+/// words. A tool whose *name* carries a group's **member** is also found by
+/// the group's other members and its **aliases**, at description weight
+/// ([`name_synonyms`]): `remove an asana task` finds `asana_delete_task`,
+/// `wipe the index` finds `delete_index`, `skip this song` finds
+/// `skipToNextTrack`. Aliases only go one way: a query word that means the
+/// member, but names something else often enough that a tool named with it
+/// must not be found by the member (`make_call` is not found by "create"). Only words with one sense across APIs are
+/// here; words with a second common sense (`open`, `pull`, `close`, `set`,
+/// `change`, `new`) are not, nor are the read verbs (`get`, `fetch`, `read`,
+/// `view`…): nearly every catalog names half its tools `get_…`, and a query
+/// may already leave them out of a name. A synonym's posting does not count
+/// toward the word's document frequency. Phrasal verbs ("get rid of",
+/// "tick off") are folded on the query side ([`query_phrase`]).
+struct SynonymGroup {
+    members: &'static [&'static str],
+    aliases: &'static [&'static str],
+    /// Nouns: a member in a description is found by the others too (verbs
+    /// are not: a description mentions many operations besides its own).
+    prose: bool,
+}
+
+const SYNONYM_GROUPS: &[SynonymGroup] = &[
+    SynonymGroup {
+        members: &["delete", "remove", "erase", "destroy", "drop"],
+        aliases: &["purge", "trash", "discard", "wipe"],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["create", "add", "insert"],
+        aliases: &["make"],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["update", "edit", "modify"],
+        aliases: &["amend", "alter", "tweak"],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["search", "find", "lookup"],
+        aliases: &["locate"],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["send", "post"],
+        aliases: &["announce", "broadcast"],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["run", "execute", "invoke", "trigger"],
+        aliases: &["launch"],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["complete", "finish"],
+        aliases: &[],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["cancel", "abort"],
+        aliases: &[],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["restart", "reboot"],
+        aliases: &[],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["enable", "activate"],
+        aliases: &[],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["disable", "deactivate"],
+        aliases: &[],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["copy", "duplicate"],
+        aliases: &[],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["deploy"],
+        aliases: &["redeploy"],
+        prose: false,
+    },
+    SynonymGroup {
+        members: &["folder", "directory"],
+        aliases: &[],
+        prose: true,
+    },
+    SynonymGroup {
+        members: &["email", "mail"],
+        aliases: &[],
+        prose: true,
+    },
+    SynonymGroup {
+        members: &["track"],
+        aliases: &["song"],
+        prose: true,
+    },
+    SynonymGroup {
+        members: &["image"],
+        aliases: &["picture", "photo"],
+        prose: true,
+    },
+    SynonymGroup {
+        members: &["task"],
+        aliases: &["todo"],
+        prose: true,
+    },
+    SynonymGroup {
+        members: &["issue"],
+        aliases: &["bug"],
+        prose: true,
+    },
+    SynonymGroup {
+        members: &["sms"],
+        aliases: &["text"],
+        prose: true,
+    },
 ];
 
-/// The other members of a name term's action group, stemmed like index
-/// terms (`delet` → `remov`, `eras`, `destroy`); empty for other terms.
-pub(crate) fn action_synonyms(term: &str) -> &'static [String] {
-    static TABLE: std::sync::OnceLock<std::collections::HashMap<String, Vec<String>>> =
-        std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        let mut table = std::collections::HashMap::new();
-        for group in ACTION_GROUPS {
-            let stems: Vec<String> = group.iter().map(|w| stem(w).into_owned()).collect();
+/// The words a name term is also found by: the other members of its group
+/// and the group's aliases, stemmed like index terms (`delet` → `remov`,
+/// `eras`, `destroy`, `drop`, …); empty for other terms, aliases included.
+pub(crate) fn name_synonyms(term: &str) -> &'static [String] {
+    synonym_table()
+        .get(term)
+        .map_or(&[], |(words, _)| words.as_slice())
+}
+
+/// [`name_synonyms`] for a word of a description or title: only nouns
+/// (`track` → `song`) have them there.
+pub(crate) fn prose_synonyms(term: &str) -> &'static [String] {
+    match synonym_table().get(term) {
+        Some((words, true)) => words.as_slice(),
+        _ => &[],
+    }
+}
+
+type SynonymTable = std::collections::HashMap<String, (Vec<String>, bool)>;
+
+fn synonym_table() -> &'static SynonymTable {
+    static TABLE: std::sync::OnceLock<SynonymTable> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = SynonymTable::new();
+        for group in SYNONYM_GROUPS {
+            let stems: Vec<String> = group.members.iter().map(|w| stem(w).into_owned()).collect();
+            let aliases = group.aliases.iter().map(|w| stem(w).into_owned());
             for (i, s) in stems.iter().enumerate() {
                 let others = stems
                     .iter()
                     .enumerate()
                     .filter(|&(j, _)| j != i)
                     .map(|(_, o)| o.clone())
+                    .chain(aliases.clone())
                     .collect();
-                table.insert(s.clone(), others);
+                table.insert(s.clone(), (others, group.prose));
             }
         }
         table
-    });
-    table.get(term).map_or(&[], Vec::as_slice)
+    })
+}
+
+/// Phrasal verbs and set phrases a query uses for one operation, folded to
+/// that operation's word before ranking (lowercased surface words, in
+/// order). The phrase's own words are mostly function words ("up", "of",
+/// "off") or too vague alone ("get", "take"), so without folding the query
+/// loses its verb.
+const QUERY_PHRASES: &[(&[&str], &str)] = &[
+    (&["get", "rid", "of"], "delete"),
+    (&["wipe", "out"], "delete"),
+    (&["throw", "away"], "delete"),
+    (&["take", "down"], "delete"),
+    (&["tick", "off"], "complete"),
+    (&["check", "off"], "complete"),
+    (&["cross", "off"], "complete"),
+    (&["mark", "as", "done"], "complete"),
+    (&["mark", "done"], "complete"),
+    (&["mark", "as", "complete"], "complete"),
+    (&["mark", "as", "completed"], "complete"),
+    (&["mark", "complete"], "complete"),
+    (&["mark", "completed"], "complete"),
+    (&["mark", "as", "finished"], "complete"),
+    (&["set", "up"], "create"),
+    (&["spin", "up"], "create"),
+    (&["open", "a"], "create"),
+    (&["open", "an"], "create"),
+    (&["open", "new"], "create"),
+    (&["file", "a"], "create"),
+    (&["file", "an"], "create"),
+    (&["kick", "off"], "run"),
+    (&["fire", "off"], "send"),
+    (&["turn", "on"], "enable"),
+    (&["switch", "on"], "enable"),
+    (&["turn", "off"], "disable"),
+    (&["switch", "off"], "disable"),
+    (&["shut", "down"], "stop"),
+    (&["pull", "up"], "get"),
+    (&["bring", "up"], "get"),
+];
+
+/// The phrase of [`QUERY_PHRASES`] that starts `words` (lowercased single
+/// words of the query), as its length and the word it folds to.
+pub(crate) fn query_phrase(words: &[Option<&str>]) -> Option<(usize, &'static str)> {
+    QUERY_PHRASES.iter().find_map(|&(phrase, to)| {
+        (words.len() >= phrase.len()
+            && phrase
+                .iter()
+                .zip(words)
+                .all(|(p, w)| w.is_some_and(|w| w == *p)))
+        .then_some((phrase.len(), to))
+    })
 }
 
 /// Conversational function words, sorted for binary search. Action words
@@ -722,6 +898,37 @@ mod tests {
         let mut out = Vec::new();
         for_each_term(q, |t, s| out.push((t.to_owned(), term_kind(t, s))));
         out
+    }
+
+    #[test]
+    fn phrasal_verbs_fold_only_as_whole_phrases() {
+        let words = |q: &str| -> Vec<String> { q.split(' ').map(str::to_owned).collect() };
+        let fold = |q: &str| {
+            let w = words(q);
+            let simple: Vec<Option<&str>> = w.iter().map(|s| Some(s.as_str())).collect();
+            query_phrase(&simple)
+        };
+        assert_eq!(fold("get rid of the card"), Some((3, "delete")));
+        assert_eq!(fold("tick off it"), Some((2, "complete")));
+        assert_eq!(fold("open a ticket"), Some((2, "create")));
+        assert_eq!(fold("file an issue"), Some((2, "create")));
+        assert_eq!(
+            fold("open the file"),
+            None,
+            "reading a file is not creating one"
+        );
+        assert_eq!(fold("get the card"), None);
+        assert_eq!(fold("get rid"), None, "a phrase needs all its words");
+        assert_eq!(query_phrase(&[Some("tick"), None]), None);
+    }
+
+    #[test]
+    fn only_nouns_have_synonyms_in_prose() {
+        assert_eq!(prose_synonyms("track"), ["song"]);
+        assert_eq!(prose_synonyms("folder"), ["directory"]);
+        assert!(prose_synonyms("delet").is_empty());
+        assert!(prose_synonyms("song").is_empty(), "aliases go one way");
+        assert_eq!(name_synonyms("track"), ["song"]);
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub(super) struct Query<'a> {
     /// Some bigram repeats one word (`record record`).
     pub self_bigram: bool,
     pub safety: Safety,
+    /// Per index: its tools may answer (the query names no connector, or
+    /// names this one).
+    pub in_scope: &'a [bool],
     /// Term ids of the distinct texts: `local[source * n_distinct + d]`.
     pub local: &'a [Option<u32>],
     pub n_distinct: usize,
@@ -529,7 +532,7 @@ impl Scratch {
         };
         for (source, ix) in indexes.iter().enumerate() {
             let ids = q.ids(source);
-            if ids.iter().any(Option::is_some) {
+            if q.in_scope[source] && ids.iter().any(Option::is_some) {
                 self.index(source, ix, q, ids, &mut found);
             }
         }

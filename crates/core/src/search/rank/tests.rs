@@ -220,11 +220,134 @@ fn read_verbs_have_no_synonyms() {
         idx.term_id("remov").is_some(),
         "delete_task brings its synonyms"
     );
-    assert!(super::super::tokenize::action_synonyms("get").is_empty());
+    assert!(super::super::tokenize::name_synonyms("get").is_empty());
     assert_eq!(
-        super::super::tokenize::action_synonyms("delet"),
-        ["remov", "eras", "destroy"]
+        super::super::tokenize::name_synonyms("delet"),
+        [
+            "remov", "eras", "destroy", "drop", "purg", "trash", "discard", "wip"
+        ]
     );
+    // Aliases go one way: a tool named `make_call` is not found by "create".
+    assert!(super::super::tokenize::name_synonyms("creat").contains(&"mak".to_owned()));
+    assert!(super::super::tokenize::name_synonyms("mak").is_empty());
+}
+
+#[test]
+fn a_phrasal_verb_finds_the_operation_it_means() {
+    let mut tools = task_tools();
+    tools.push(tool("complete_task", "Close a task as done.", false));
+    for (query, expected) in [
+        ("get rid of the task", "delete_task"),
+        ("wipe out that task", "delete_task"),
+        ("tick off the task", "complete_task"),
+        ("mark as done the task", "complete_task"),
+        ("open a task", "create_task"),
+        ("set up a task", "create_task"),
+    ] {
+        let names = run_on(tools.clone(), query);
+        assert_eq!(
+            names.first().map(String::as_str),
+            Some(expected),
+            "{query}: {names:?}"
+        );
+    }
+    // Only contiguous phrases fold: "mark … as done" split by its object
+    // stays three words, and "mark" is in no tool's text.
+    let names = run_on(tools, "mark the task as done");
+    assert_ne!(names.first().map(String::as_str), Some("complete_task"));
+}
+
+#[test]
+fn a_folded_phrase_is_reported_in_the_callers_words() {
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("tasks", task_tools())));
+    let r = rank(
+        &[&idx],
+        &SearchQuery {
+            query: "get rid of the dentist task",
+            safety: Safety::All,
+        },
+        100,
+    );
+    assert_eq!(r.mode, MatchMode::Partial);
+    assert_eq!(r.analysis.represented, ["get rid of", "task"]);
+    assert_eq!(r.analysis.unmatched, ["dentist"]);
+}
+
+#[test]
+fn a_noun_is_found_by_its_synonym_in_a_description() {
+    let tools = vec![
+        tool("skip_to_next", "Skip to the next track.", false),
+        tool("pause_playback", "Pause playback on the device.", false),
+        tool("get_now_playing", "The track playing now.", true),
+    ];
+    assert_eq!(run_on(tools.clone(), "skip this song")[0], "skip_to_next");
+    assert_eq!(run_on(tools, "which song is playing")[0], "get_now_playing");
+}
+
+fn run_across(catalogs: Vec<(&str, Vec<ToolDef>)>, query: &str) -> Vec<String> {
+    let idx: Vec<CatalogIndex> = catalogs
+        .into_iter()
+        .map(|(id, tools)| CatalogIndex::build(Arc::new(Catalog::new(id, tools))))
+        .collect();
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let r = rank(
+        &refs,
+        &SearchQuery {
+            query,
+            safety: Safety::All,
+        },
+        100,
+    );
+    r.hits
+        .iter()
+        .map(|h| {
+            format!(
+                "{}.{}",
+                refs[h.source].connector(),
+                refs[h.source].catalog().tools()[h.tool as usize].name
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_word_that_only_names_a_connector_keeps_the_answers_to_that_connector() {
+    let catalogs = || {
+        vec![
+            (
+                "figma",
+                vec![
+                    tool("get_file", "Get a Figma file's layers.", true),
+                    tool("read_comments", "Read the comments on a file.", true),
+                ],
+            ),
+            (
+                "vault",
+                vec![tool("delete_file", "Delete a file from the vault.", false)],
+            ),
+        ]
+    };
+    // Figma cannot delete: the vault's `delete_file` is not an answer
+    // (Figma's file tools still match "figma file").
+    let named = run_across(catalogs(), "delete a figma file");
+    assert!(
+        !named.contains(&"vault.delete_file".to_owned()),
+        "{named:?}"
+    );
+    assert_eq!(named[0], "figma.get_file");
+    assert_eq!(
+        run_across(catalogs(), "delete a file")[0],
+        "vault.delete_file"
+    );
+    assert_eq!(
+        run_across(catalogs(), "figma file comments")[0],
+        "figma.read_comments"
+    );
+    // A connector word that other catalogs use too ("file") restricts nothing,
+    // and two named connectors both answer.
+    let both = run_across(catalogs(), "figma comments and vault delete");
+    assert!(both.contains(&"figma.read_comments".to_owned()), "{both:?}");
+    assert!(both.contains(&"vault.delete_file".to_owned()), "{both:?}");
 }
 
 #[test]
