@@ -14,7 +14,9 @@
 //!   results are deterministic;
 //! - a result list is cut to the plausible answers: a partial page needs a
 //!   best match covering at least half the query's weight (otherwise it is a
-//!   clear no-match), and partial matches far below the best are dropped.
+//!   clear no-match), and partial matches far below the best are dropped;
+//! - a word that only one catalog knows, as its connector's id, restricts
+//!   the answers to that connector.
 //!
 //! How it stays fast (the model above is what it computes, exactly):
 //! - an exact name is looked up by the hash of the query's term sequence in
