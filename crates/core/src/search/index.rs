@@ -54,7 +54,7 @@ const FIELD_MASK: u32 = (1 << FIELD_BITS) - 1;
 const T_CONNECTOR: u8 = 1;
 const T_TOPIC: u8 = 2;
 const T_NAME_STOP: u8 = 4;
-/// Builder-only: the term's action synonyms are in `synonym_pairs`.
+/// Builder-only: the term's name synonyms are in `synonym_pairs`.
 const T_PAIRED: u8 = 8;
 
 /// Tool info byte: read-only bit, and the count of distinct necessary name
@@ -63,7 +63,7 @@ const READ_ONLY: u8 = 0x80;
 pub(crate) const NEED_MAX: u8 = 0x7f;
 
 /// Read verbs a query may leave out of a tool name (as stemmed terms).
-const OPTIONAL_NAME_VERBS: &[&str] =
+pub(crate) const OPTIONAL_NAME_VERBS: &[&str] =
     &["get", "list", "fetch", "read", "retriev", "view", "describ"];
 
 /// Tools per index are bounded by the posting encoding (28 bits of id).
@@ -771,8 +771,8 @@ mod tests {
         let group: Vec<u32> = idx.synonyms_of(delet).collect();
         assert_eq!(
             group.len(),
-            8,
-            "remove, erase, destroy, drop and the four aliases once each"
+            6,
+            "remove, erase, destroy, drop and the two aliases once each"
         );
         assert!(group.contains(&remov));
         let list = idx.term_id("list").expect("indexed");

@@ -15,8 +15,8 @@
 //! - a result list is cut to the plausible answers: a partial page needs a
 //!   best match covering at least half the query's weight (otherwise it is a
 //!   clear no-match), and partial matches far below the best are dropped;
-//! - a word that only one catalog knows, as its connector's id, restricts
-//!   the answers to that connector.
+//! - a word that the catalogs knowing it know only as their connector's id
+//!   restricts the answers to those connectors.
 //!
 //! How it stays fast (the model above is what it computes, exactly):
 //! - an exact name is looked up by the hash of the query's term sequence in
@@ -38,8 +38,8 @@ use std::cmp::Ordering;
 
 use crate::policy::Safety;
 
-use super::index::CatalogIndex;
-use super::tokenize::{TermKind, query_phrase, query_words, stem, term_kind};
+use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
+use super::tokenize::{TermKind, is_stopword, query_phrase, query_words, stem, term_kind};
 use super::vocab::{shared_find, term_hash};
 
 use score::{Cand, Query, with_scratch};
@@ -150,8 +150,11 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         if i < next {
             continue;
         }
-        // A phrasal verb is one term: "get rid of" is `delete`.
-        if let Some((len, to)) = query_phrase(&simple[i..]) {
+        // A phrasal verb is one term: "get rid of" is `delete` (unless a
+        // tool's name spells the phrase: `turn_on_light`).
+        if let Some((len, to)) = query_phrase(&simple[i..]).filter(|&(len, _)| {
+            !a_name_holds(indexes, simple[i..i + len].iter().flatten().copied())
+        }) {
             let text = stem(to).into_owned();
             raw.push(QTerm {
                 kind: TermKind::Scored,
@@ -185,6 +188,29 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         }
     }
     raw
+}
+
+/// Some tool of `indexes` carries every content word of `words` in its
+/// name.
+fn a_name_holds<'w>(indexes: &[&CatalogIndex], words: impl Iterator<Item = &'w str>) -> bool {
+    let terms: Vec<String> = words
+        .filter(|w| !is_stopword(w))
+        .map(|w| stem(w).into_owned())
+        .collect();
+    indexes.iter().any(|ix| {
+        let ids: Option<Vec<u32>> = terms
+            .iter()
+            .map(|t| shared_find(t, term_hash(t)).and_then(|id| ix.local_term(id)))
+            .collect();
+        let Some((first, rest)) = ids.as_deref().and_then(<[u32]>::split_first) else {
+            return false;
+        };
+        ix.raw_postings(*first).iter().any(|&p| {
+            let tool = CatalogIndex::posting_tool(p) as u32;
+            CatalogIndex::posting_fields(p) & F_NAME != 0
+                && rest.iter().all(|&id| ix.fields_of(id, tool) & F_NAME != 0)
+        })
+    })
 }
 
 /// Rank every admitted tool of `indexes` against `q`, returning the first
@@ -260,11 +286,16 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             idf(n_docs, df)
         })
         .collect();
-    // A word that only one catalog knows, and knows as its connector's
-    // name ("figma"), names that connector: other catalogs' tools are not
-    // answers. A query may name several.
+    // A content word that the catalogs knowing it all know only as their
+    // connector's id ("figma") names those connectors: other catalogs'
+    // tools are not answers. A query may name several. Numbers and the
+    // generic read verbs (a connector called `fetch`) name nothing.
     let mut named = vec![false; indexes.len()];
-    for &d in &term_distinct {
+    for &i in &terms {
+        if raw[i].kind != TermKind::Scored || OPTIONAL_NAME_VERBS.contains(&raw[i].text.as_str()) {
+            continue;
+        }
+        let d = raw_distinct[i];
         let holds = |src: usize| local[src * n_distinct + d];
         let mut held = false;
         let mut as_connector = true;

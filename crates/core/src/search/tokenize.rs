@@ -490,16 +490,19 @@ fn expand(term: &str) -> Option<&'static [&'static str]> {
 /// words. A tool whose *name* carries a group's **member** is also found by
 /// the group's other members and its **aliases**, at description weight
 /// ([`name_synonyms`]): `remove an asana task` finds `asana_delete_task`,
-/// `wipe the index` finds `delete_index`, `skip this song` finds
+/// `purge the index` finds `delete_index`, `skip this song` finds
 /// `skipToNextTrack`. Aliases only go one way: a query word that means the
 /// member, but names something else often enough that a tool named with it
-/// must not be found by the member (`make_call` is not found by "create"). Only words with one sense across APIs are
-/// here; words with a second common sense (`open`, `pull`, `close`, `set`,
-/// `change`, `new`) are not, nor are the read verbs (`get`, `fetch`, `read`,
-/// `view`…): nearly every catalog names half its tools `get_…`, and a query
-/// may already leave them out of a name. A synonym's posting does not count
-/// toward the word's document frequency. Phrasal verbs ("get rid of",
-/// "tick off") are folded on the query side ([`query_phrase`]).
+/// must not be found by the member (`make_call` is not found by "create").
+/// Words whose second sense is common in tool names or queries are in no
+/// group: `open`, `pull`, `close`, `set`, `change`, `new`, `trigger` (a
+/// noun in `list_triggers`), `trash` (a folder), `wipe` (stems to `wip`).
+/// `drop` is a member in its database sense (`drop_collection`). Nor are
+/// the read verbs (`get`, `fetch`, `read`, `view`…): nearly every catalog
+/// names half its tools `get_…`, and a query may already leave them out of
+/// a name. A synonym's posting does not count toward the word's document
+/// frequency. Phrasal verbs ("get rid of", "tick off") are folded on the
+/// query side ([`query_phrase`]).
 struct SynonymGroup {
     members: &'static [&'static str],
     aliases: &'static [&'static str],
@@ -511,7 +514,7 @@ struct SynonymGroup {
 const SYNONYM_GROUPS: &[SynonymGroup] = &[
     SynonymGroup {
         members: &["delete", "remove", "erase", "destroy", "drop"],
-        aliases: &["purge", "trash", "discard", "wipe"],
+        aliases: &["purge", "discard"],
         prose: false,
     },
     SynonymGroup {
@@ -535,7 +538,7 @@ const SYNONYM_GROUPS: &[SynonymGroup] = &[
         prose: false,
     },
     SynonymGroup {
-        members: &["run", "execute", "invoke", "trigger"],
+        members: &["run", "execute", "invoke"],
         aliases: &["launch"],
         prose: false,
     },
@@ -646,7 +649,8 @@ fn synonym_table() -> &'static SynonymTable {
                     .map(|(_, o)| o.clone())
                     .chain(aliases.clone())
                     .collect();
-                table.insert(s.clone(), (others, group.prose));
+                let before = table.insert(s.clone(), (others, group.prose));
+                debug_assert!(before.is_none(), "{s} is in two synonym groups");
             }
         }
         table

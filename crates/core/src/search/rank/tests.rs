@@ -223,9 +223,7 @@ fn read_verbs_have_no_synonyms() {
     assert!(super::super::tokenize::name_synonyms("get").is_empty());
     assert_eq!(
         super::super::tokenize::name_synonyms("delet"),
-        [
-            "remov", "eras", "destroy", "drop", "purg", "trash", "discard", "wip"
-        ]
+        ["remov", "eras", "destroy", "drop", "purg", "discard"]
     );
     // Aliases go one way: a tool named `make_call` is not found by "create".
     assert!(super::super::tokenize::name_synonyms("creat").contains(&"mak".to_owned()));
@@ -239,6 +237,7 @@ fn a_phrasal_verb_finds_the_operation_it_means() {
     for (query, expected) in [
         ("get rid of the task", "delete_task"),
         ("wipe out that task", "delete_task"),
+        ("purge the task", "delete_task"),
         ("tick off the task", "complete_task"),
         ("mark as done the task", "complete_task"),
         ("open a task", "create_task"),
@@ -251,10 +250,21 @@ fn a_phrasal_verb_finds_the_operation_it_means() {
             "{query}: {names:?}"
         );
     }
-    // Only contiguous phrases fold: "mark … as done" split by its object
-    // stays three words, and "mark" is in no tool's text.
-    let names = run_on(tools, "mark the task as done");
-    assert_ne!(names.first().map(String::as_str), Some("complete_task"));
+}
+
+#[test]
+fn a_phrase_spelled_by_a_tool_name_is_not_folded() {
+    // `turn_on_light` says "turn on" itself: folding it into "enable" would
+    // lose the words that find it.
+    let tools = vec![
+        tool("turn_on_light", "Switch a light on.", false),
+        tool("enable_schedule", "Enable a lighting schedule.", false),
+    ];
+    assert_eq!(
+        run_on(tools.clone(), "turn on the kitchen light")[0],
+        "turn_on_light"
+    );
+    assert_eq!(run_on(tools, "turn_on_light"), ["turn_on_light"]);
 }
 
 #[test]
@@ -343,8 +353,7 @@ fn a_word_that_only_names_a_connector_keeps_the_answers_to_that_connector() {
         run_across(catalogs(), "figma file comments")[0],
         "figma.read_comments"
     );
-    // A connector word that other catalogs use too ("file") restricts nothing,
-    // and two named connectors both answer.
+    // Two named connectors both answer.
     let both = run_across(catalogs(), "figma comments and vault delete");
     assert!(both.contains(&"figma.read_comments".to_owned()), "{both:?}");
     assert!(both.contains(&"vault.delete_file".to_owned()), "{both:?}");
@@ -400,4 +409,34 @@ fn with_equal_evidence_the_name_that_says_no_more_comes_first() {
         names.iter().any(|n| n == "create_ticket_comment"),
         "the sibling is still listed: {names:?}"
     );
+}
+
+#[test]
+fn a_connector_word_that_another_catalog_uses_or_a_read_verb_names_nothing() {
+    let catalogs = || {
+        vec![
+            (
+                "files",
+                vec![tool("upload", "Upload a document to the share.", false)],
+            ),
+            (
+                "drive",
+                vec![tool("list_files", "List the files in a folder.", true)],
+            ),
+            (
+                "fetch",
+                vec![tool("fetch_url", "Fetch a web page as markdown.", true)],
+            ),
+            (
+                "mail",
+                vec![tool("get_messages", "Get unread mail messages.", true)],
+            ),
+        ]
+    };
+    // "files" is the first connector's id, but the drive's tools say it too.
+    let found = run_across(catalogs(), "list files");
+    assert_eq!(found[0], "drive.list_files", "{found:?}");
+    // A read verb names no connector, even one called `fetch`.
+    let found = run_across(catalogs(), "fetch unread messages");
+    assert_eq!(found[0], "mail.get_messages", "{found:?}");
 }
