@@ -171,6 +171,16 @@ fn run_on(tools: Vec<ToolDef>, query: &str) -> Vec<String> {
         .collect()
 }
 
+/// The first row `query` finds among `tools` is `expected`.
+fn assert_first(tools: &[ToolDef], query: &str, expected: &str) {
+    let names = run_on(tools.to_vec(), query);
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some(expected),
+        "{query}: {names:?}"
+    );
+}
+
 fn task_tools() -> Vec<ToolDef> {
     vec![
         tool("get_task", "Get one task by id.", true),
@@ -192,12 +202,7 @@ fn an_action_verb_finds_the_tool_named_with_its_synonym() {
         ("modify task", "update_task"),
         ("find tasks", "search_tasks"),
     ] {
-        let names = run_on(task_tools(), query);
-        assert_eq!(
-            names.first().map(String::as_str),
-            Some(expected),
-            "{query}: {names:?}"
-        );
+        assert_first(&task_tools(), query, expected);
     }
 }
 
@@ -243,12 +248,7 @@ fn a_phrasal_verb_finds_the_operation_it_means() {
         ("open a task", "create_task"),
         ("set up a task", "create_task"),
     ] {
-        let names = run_on(tools.clone(), query);
-        assert_eq!(
-            names.first().map(String::as_str),
-            Some(expected),
-            "{query}: {names:?}"
-        );
+        assert_first(&tools, query, expected);
     }
 }
 
