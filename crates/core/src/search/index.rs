@@ -465,25 +465,15 @@ impl Builder {
         }
     }
 
-    /// A synonym's posting: at description weight, and only when the tool
+    /// A synonym's posting (`F_SYN` for a name word's, `F_DESC` for a
+    /// description noun's; both at description weight), only when the tool
     /// has no posting of the term yet (the tool's own words come first).
-    fn synonym_posting(&mut self, term: u32, tool: u32) {
+    fn synonym_posting(&mut self, term: u32, tool: u32, field: u8) {
         let t = term as usize;
         if self.last_tool[t] != tool {
             self.last_tool[t] = tool;
             self.last_slot[t] = self.triples.len() as u32;
-            self.triples.push((term, tool, F_SYN | SYNONYM));
-        }
-    }
-
-    /// A noun's synonym from a description or title: at description weight,
-    /// and only when the tool has no posting of the term yet.
-    fn prose_synonym_posting(&mut self, term: u32, tool: u32) {
-        let t = term as usize;
-        if self.last_tool[t] != tool {
-            self.last_tool[t] = tool;
-            self.last_slot[t] = self.triples.len() as u32;
-            self.triples.push((term, tool, F_DESC | SYNONYM));
+            self.triples.push((term, tool, field | SYNONYM));
         }
     }
 
@@ -554,7 +544,7 @@ impl Builder {
                     if emit.prose && field != F_NAME {
                         for synonym in emit.synonyms {
                             let synonym = self.intern(synonym);
-                            self.prose_synonym_posting(synonym, tool);
+                            self.synonym_posting(synonym, tool, F_DESC);
                         }
                     }
                     if in_name && !emit.synonyms.is_empty() {
@@ -563,7 +553,7 @@ impl Builder {
                         self.term_flags[id as usize] |= T_PAIRED;
                         for synonym in synonyms {
                             let synonym = self.intern(synonym);
-                            self.synonym_posting(synonym, tool);
+                            self.synonym_posting(synonym, tool, F_SYN);
                             if !paired {
                                 self.synonym_pairs.push((id, synonym));
                             }

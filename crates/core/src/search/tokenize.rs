@@ -511,107 +511,48 @@ struct SynonymGroup {
     prose: bool,
 }
 
+/// A group of operation words (they apply to tool names only).
+const fn verbs(members: &'static [&'static str], aliases: &'static [&'static str]) -> SynonymGroup {
+    SynonymGroup {
+        members,
+        aliases,
+        prose: false,
+    }
+}
+
+/// A group of object words (they apply to descriptions too).
+const fn nouns(members: &'static [&'static str], aliases: &'static [&'static str]) -> SynonymGroup {
+    SynonymGroup {
+        members,
+        aliases,
+        prose: true,
+    }
+}
+
 const SYNONYM_GROUPS: &[SynonymGroup] = &[
-    SynonymGroup {
-        members: &["delete", "remove", "erase", "destroy", "drop"],
-        aliases: &["purge", "discard"],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["create", "add", "insert"],
-        aliases: &["make"],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["update", "edit", "modify"],
-        aliases: &["amend", "alter", "tweak"],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["search", "find", "lookup"],
-        aliases: &["locate"],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["send", "post"],
-        aliases: &["announce", "broadcast"],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["run", "execute", "invoke"],
-        aliases: &["launch"],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["complete", "finish"],
-        aliases: &[],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["cancel", "abort"],
-        aliases: &[],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["restart", "reboot"],
-        aliases: &[],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["enable", "activate"],
-        aliases: &[],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["disable", "deactivate"],
-        aliases: &[],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["copy", "duplicate"],
-        aliases: &[],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["deploy"],
-        aliases: &["redeploy"],
-        prose: false,
-    },
-    SynonymGroup {
-        members: &["folder", "directory"],
-        aliases: &[],
-        prose: true,
-    },
-    SynonymGroup {
-        members: &["email", "mail"],
-        aliases: &[],
-        prose: true,
-    },
-    SynonymGroup {
-        members: &["track"],
-        aliases: &["song"],
-        prose: true,
-    },
-    SynonymGroup {
-        members: &["image"],
-        aliases: &["picture", "photo"],
-        prose: true,
-    },
-    SynonymGroup {
-        members: &["task"],
-        aliases: &["todo"],
-        prose: true,
-    },
-    SynonymGroup {
-        members: &["issue"],
-        aliases: &["bug"],
-        prose: true,
-    },
-    SynonymGroup {
-        members: &["sms"],
-        aliases: &["text"],
-        prose: true,
-    },
+    verbs(
+        &["delete", "remove", "erase", "destroy", "drop"],
+        &["purge", "discard"],
+    ),
+    verbs(&["create", "add", "insert"], &["make"]),
+    verbs(&["update", "edit", "modify"], &["amend", "alter", "tweak"]),
+    verbs(&["search", "find", "lookup"], &["locate"]),
+    verbs(&["send", "post"], &["announce", "broadcast"]),
+    verbs(&["run", "execute", "invoke"], &["launch"]),
+    verbs(&["complete", "finish"], &[]),
+    verbs(&["cancel", "abort"], &[]),
+    verbs(&["restart", "reboot"], &[]),
+    verbs(&["enable", "activate"], &[]),
+    verbs(&["disable", "deactivate"], &[]),
+    verbs(&["copy", "duplicate"], &[]),
+    verbs(&["deploy"], &["redeploy"]),
+    nouns(&["folder", "directory"], &[]),
+    nouns(&["email", "mail"], &[]),
+    nouns(&["track"], &["song"]),
+    nouns(&["image"], &["picture", "photo"]),
+    nouns(&["task"], &["todo"]),
+    nouns(&["issue"], &["bug"]),
+    nouns(&["sms"], &["text"]),
 ];
 
 /// The words a name term is also found by: the other members of its group

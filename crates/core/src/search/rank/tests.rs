@@ -41,25 +41,30 @@ fn fixture() -> Vec<CatalogIndex> {
     ]
 }
 
-fn run(query: &str) -> (Vec<String>, Ranked) {
-    let idx = fixture();
-    let refs: Vec<&CatalogIndex> = idx.iter().collect();
-    let r = rank(
-        &refs,
+/// Every match of `query` over `indexes` (no safety filter, a 100-row window).
+fn rank_all(indexes: &[&CatalogIndex], query: &str) -> Ranked {
+    rank(
+        indexes,
         &SearchQuery {
             query,
             safety: Safety::All,
         },
         100,
-    );
+    )
+}
+
+fn tool_name<'a>(indexes: &[&'a CatalogIndex], hit: &Hit) -> &'a str {
+    &indexes[hit.source].catalog().tools()[hit.tool as usize].name
+}
+
+fn run(query: &str) -> (Vec<String>, Ranked) {
+    let idx = fixture();
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let r = rank_all(&refs, query);
     let names = r
         .hits
         .iter()
-        .map(|h| {
-            refs[h.source].catalog().tools()[h.tool as usize]
-                .name
-                .clone()
-        })
+        .map(|h| tool_name(&refs, h).to_owned())
         .collect();
     (names, r)
 }
@@ -157,17 +162,11 @@ fn window_returns_the_same_prefix_as_a_full_sort() {
 
 fn run_on(tools: Vec<ToolDef>, query: &str) -> Vec<String> {
     let idx = CatalogIndex::build(Arc::new(Catalog::new("tasks", tools)));
-    let r = rank(
-        &[&idx],
-        &SearchQuery {
-            query,
-            safety: Safety::All,
-        },
-        100,
-    );
+    let refs = [&idx];
+    let r = rank_all(&refs, query);
     r.hits
         .iter()
-        .map(|h| idx.catalog().tools()[h.tool as usize].name.clone())
+        .map(|h| tool_name(&refs, h).to_owned())
         .collect()
 }
 
@@ -270,14 +269,7 @@ fn a_phrase_spelled_by_a_tool_name_is_not_folded() {
 #[test]
 fn a_folded_phrase_is_reported_in_the_callers_words() {
     let idx = CatalogIndex::build(Arc::new(Catalog::new("tasks", task_tools())));
-    let r = rank(
-        &[&idx],
-        &SearchQuery {
-            query: "get rid of the dentist task",
-            safety: Safety::All,
-        },
-        100,
-    );
+    let r = rank_all(&[&idx], "get rid of the dentist task");
     assert_eq!(r.mode, MatchMode::Partial);
     assert_eq!(r.analysis.represented, ["get rid of", "task"]);
     assert_eq!(r.analysis.unmatched, ["dentist"]);
@@ -300,23 +292,10 @@ fn run_across(catalogs: Vec<(&str, Vec<ToolDef>)>, query: &str) -> Vec<String> {
         .map(|(id, tools)| CatalogIndex::build(Arc::new(Catalog::new(id, tools))))
         .collect();
     let refs: Vec<&CatalogIndex> = idx.iter().collect();
-    let r = rank(
-        &refs,
-        &SearchQuery {
-            query,
-            safety: Safety::All,
-        },
-        100,
-    );
+    let r = rank_all(&refs, query);
     r.hits
         .iter()
-        .map(|h| {
-            format!(
-                "{}.{}",
-                refs[h.source].connector(),
-                refs[h.source].catalog().tools()[h.tool as usize].name
-            )
-        })
+        .map(|h| format!("{}.{}", refs[h.source].connector(), tool_name(&refs, h)))
         .collect()
 }
 
