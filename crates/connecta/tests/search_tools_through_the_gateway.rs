@@ -4,7 +4,9 @@
 //! pages walk with `offset`/`nextOffset`, and a page over 256,000 bytes is
 //! `result_too_large` rather than silently shrunk; a phrasal verb ("get rid
 //! of") finds the operation it means, and a word naming one connector keeps
-//! the answers to that connector.
+//! the answers to that connector; a query that asks to change something
+//! gets no tool that only reads (the operator's overrides deciding), and
+//! says so when nothing else matches.
 
 mod support;
 
@@ -298,4 +300,49 @@ async fn phrasal_verbs_fold_and_a_named_connector_keeps_its_answers() {
     let found = names(&page);
     assert!(!found.is_empty(), "{page}");
     assert!(found.iter().all(|a| a.starts_with("demo.")), "{page}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_query_asking_for_a_change_gets_no_tool_that_only_reads() {
+    let gw = Gateway::start(&config());
+    let client = connect(&gw.url()).await;
+    let search = |query: &'static str| {
+        let client = &client;
+        async move {
+            let (page, err) = call(client, "search_tools", json!({ "query": query })).await;
+            assert!(!err, "{page}");
+            page
+        }
+    };
+
+    let page = search("delete a note").await;
+    assert_eq!(page["tools"][0]["address"], "demo.delete_note", "{page}");
+    for t in page["tools"].as_array().expect("tools") {
+        assert_eq!(t["readOnly"], false, "{page}");
+    }
+
+    // The operator declares `odd_overridden` read-only: it cannot archive.
+    let found = names(&search("archive a ledger").await);
+    assert!(found.contains(&"wide.odd_write".to_owned()), "{found:?}");
+    assert!(
+        found.contains(&"wide.odd_unannotated".to_owned()),
+        "{found:?}"
+    );
+    assert!(
+        !found.contains(&"wide.odd_overridden".to_owned()),
+        "{found:?}"
+    );
+
+    // Every report tool only reads: publishing one is a clear no-match
+    // that says why; reading one finds it.
+    let page = search("publish a quarterly report").await;
+    assert_eq!(page["matchMode"], "none", "{page}");
+    assert_eq!(page["tools"].as_array().map(Vec::len), Some(0), "{page}");
+    let hint = page["hint"].as_str().expect("a hint");
+    assert!(hint.contains("only read"), "{hint}");
+    let page = search("fetch quarterly report 7").await;
+    assert_eq!(
+        page["tools"][0]["address"], "wide.quarterly_report_7",
+        "{page}"
+    );
 }

@@ -29,6 +29,7 @@ use std::sync::{Arc, OnceLock};
 use crate::catalog::{Catalog, ToolDef};
 use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
+use super::operation::{Op, name_term_op};
 use super::tokenize::{
     Compounds, Scratch, for_each_word, is_stopword, name_synonyms, prose_synonyms, terms,
     word_terms,
@@ -66,6 +67,10 @@ pub(crate) const NEED_MAX: u8 = 0x7f;
 pub(crate) const OPTIONAL_NAME_VERBS: &[&str] =
     &["get", "list", "fetch", "read", "retriev", "view", "describ"];
 
+/// A name's operation is its first known verb among this many leading
+/// terms (`asana_create_task`, `wp_add_post`, `wit_get_work_item`).
+const NAME_VERB_SPAN: u8 = 3;
+
 /// Tools per index are bounded by the posting encoding (28 bits of id).
 pub const MAX_TOOLS_PER_INDEX: usize = 1 << (32 - FIELD_BITS);
 
@@ -101,6 +106,9 @@ pub struct CatalogIndex {
     synonym_pairs: Vec<(u32, u32)>,
     /// Read-only bit and necessary-name-term count per tool.
     tool_info: Vec<u8>,
+    /// What each tool does: a read when it is read-only, else what its
+    /// name's leading verb says (see [`super::operation`]).
+    ops: Box<[Op]>,
     read_only_tools: usize,
     /// The connector id as a term sequence (for `connector tool` exact names).
     connector_terms: Vec<u32>,
@@ -277,6 +285,11 @@ impl CatalogIndex {
         self.tool_info[tool as usize] & READ_ONLY != 0
     }
 
+    /// What `tool` does, as far as its annotations and name tell.
+    pub(crate) fn op(&self, tool: u32) -> Op {
+        self.ops[tool as usize]
+    }
+
     pub(crate) fn read_only_tools(&self) -> usize {
         self.read_only_tools
     }
@@ -340,6 +353,7 @@ impl CatalogIndex {
                 + self.synonym_only.capacity()
                 + self.synonym_pairs.capacity())
             + self.tool_info.capacity()
+            + self.ops.len() * std::mem::size_of::<Op>()
             + std::mem::size_of_val(&*self.shapes)
             + shapes
     }
@@ -381,6 +395,9 @@ struct Builder {
     name_terms: Vec<u32>,
     name_extra: Vec<(u32, u32)>,
     synonym_pairs: Vec<(u32, u32)>,
+    /// The name being indexed: the operation of its leading verb so far,
+    /// and how many of its terms have been looked at.
+    name_op: (Op, u8),
 }
 
 /// The second halves of the pairs whose first half is `key`, in a table
@@ -412,6 +429,8 @@ struct Emit {
     synonyms: &'static [String],
     /// Those synonyms apply in descriptions and titles too (nouns).
     prose: bool,
+    /// What a name leading with the term does.
+    op: Op,
 }
 
 const NOT_INTERNED: u32 = u32::MAX;
@@ -440,6 +459,7 @@ impl Builder {
             name_terms: Vec::with_capacity(n * 3),
             name_extra: Vec::new(),
             synonym_pairs: Vec::new(),
+            name_op: (Op::Unknown, 0),
         }
     }
 
@@ -494,6 +514,7 @@ impl Builder {
                 optional_verb: OPTIONAL_NAME_VERBS.contains(&t),
                 synonyms: name_synonyms(t),
                 prose: !prose_synonyms(t).is_empty(),
+                op: name_term_op(t),
             });
         });
         self.scratch = scratch;
@@ -532,6 +553,11 @@ impl Builder {
                 };
                 if in_name {
                     self.name_terms.push(id);
+                    let (op, seen) = &mut self.name_op;
+                    if *op == Op::Unknown && *seen < NAME_VERB_SPAN {
+                        *op = emit.op;
+                        *seen += 1;
+                    }
                     if emit.stop || emit.optional_verb {
                         self.term_flags[id as usize] |= T_NAME_STOP;
                     }
@@ -566,9 +592,16 @@ impl Builder {
 
     fn build(mut self, n: usize, catalog: Arc<Catalog>, description: Option<&str>) -> CatalogIndex {
         let mut tool_info = Vec::with_capacity(n);
+        let mut ops = Vec::with_capacity(n);
         for (i, tool) in catalog.tools().iter().take(n).enumerate() {
             let i = i as u32;
+            self.name_op = (Op::Unknown, 0);
             self.field(i, &tool.name, Compounds::Both, F_NAME);
+            ops.push(if tool.read_only() {
+                Op::Read
+            } else {
+                self.name_op.0
+            });
             self.name_offsets.push(self.name_terms.len() as u32);
             let titles = tool.title.iter().chain(tool.annotations.title.iter());
             for title in titles {
@@ -678,6 +711,7 @@ impl Builder {
             synonym_only,
             synonym_pairs: self.synonym_pairs,
             tool_info,
+            ops: ops.into_boxed_slice(),
             read_only_tools,
             connector_terms,
             shapes,

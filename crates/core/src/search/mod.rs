@@ -15,6 +15,7 @@
 mod describe;
 mod entry;
 mod index;
+mod operation;
 mod page;
 mod rank;
 mod source;
@@ -27,6 +28,7 @@ pub use describe::{
 };
 pub use entry::SHORT_DESCRIPTION_BYTES;
 pub use index::CatalogIndex;
+pub use operation::Op;
 pub use page::{
     DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE_BYTES, SchemaFormat, SearchRequest, Surface,
     parse_search_args, search_page,

@@ -33,6 +33,7 @@ use crate::policy::Safety;
 
 use super::entry::{EntryOptions, Schemas, entry};
 use super::index::CatalogIndex;
+use super::operation::Op;
 use super::rank::{MatchMode, QueryAnalysis, SearchQuery, rank};
 use super::source::Source;
 use super::suggest::nearest;
@@ -301,10 +302,19 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
         MatchMode::None => {
             page.insert("matchMode".into(), json!("none"));
             page.insert("queryAnalysis".into(), analysis(&ranked.analysis, true));
-            let hint = if ranked.analysis.unmatched.is_empty() {
-                "the query has only function words; search with 2–4 distinctive action or object words, or send an empty query to browse"
-            } else {
-                "no tool plausibly matches these words; try other words for the action or the object, or send an empty query (optionally with connector) to browse"
+            let hint = match (ranked.opposed, ranked.asks) {
+                (1.., Op::Write) => {
+                    "the tools matching these words only read, and the query asks to change something: no tool here does that; to read instead, ask with a read verb (list, show, find)"
+                }
+                (1.., Op::Read) => {
+                    "the tools matching these words all change something, and the query asks to read; to change something, name the action (create, update, delete…)"
+                }
+                _ if ranked.analysis.unmatched.is_empty() => {
+                    "the query has only function words; search with 2–4 distinctive action or object words, or send an empty query to browse"
+                }
+                _ => {
+                    "no tool plausibly matches these words; try other words for the action or the object, or send an empty query (optionally with connector) to browse"
+                }
             };
             page.insert("hint".into(), json!(hint));
         }

@@ -16,7 +16,9 @@
 //!   best match covering at least half the query's weight (otherwise it is a
 //!   clear no-match), and partial matches far below the best are dropped;
 //! - a word that the catalogs knowing it know only as their connector's id
-//!   restricts the answers to those connectors.
+//!   restricts the answers to those connectors;
+//! - a query that plainly asks to read (or to change) something has no
+//!   answer in a tool that plainly does the other ([`super::operation`]).
 //!
 //! How it stays fast (the model above is what it computes, exactly):
 //! - an exact name is looked up by the hash of the query's term sequence in
@@ -39,6 +41,7 @@ use std::cmp::Ordering;
 use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
+use super::operation::{Op, query_op};
 use super::tokenize::{TermKind, is_stopword, query_phrase, query_words, stem, term_kind};
 use super::vocab::{shared_find, term_hash};
 
@@ -123,6 +126,11 @@ pub struct Ranked {
     pub total: usize,
     pub mode: MatchMode,
     pub analysis: QueryAnalysis,
+    /// What the query plainly asks to do, if anything.
+    pub asks: Op,
+    /// Tools that matched the query's words but do the opposite of what
+    /// it asks, and so were left out.
+    pub opposed: usize,
 }
 
 struct QTerm {
@@ -247,6 +255,8 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
                 ignored,
                 ..QueryAnalysis::default()
             },
+            asks: Op::Unknown,
+            opposed: 0,
         };
     }
 
@@ -354,6 +364,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             .any(|&(a, b)| raw_distinct[a] == raw_distinct[b]),
         safety: q.safety,
         in_scope: &in_scope,
+        op: query_op(q.query),
         local: &local,
         n_distinct,
     };
@@ -368,11 +379,16 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
                 total,
                 mode: MatchMode::All,
                 analysis: QueryAnalysis::default(),
+                asks: query.op,
+                opposed: 0,
             };
         }
         let found = scratch.candidates(indexes, &query, window);
         if found.plausible == 0 {
-            return no_match(&raw, &terms, ignored);
+            let mut none = no_match(&raw, &terms, ignored);
+            none.asks = query.op;
+            none.opposed = found.opposed;
+            return none;
         }
         let (hits, total, all_terms, union) = scratch.cut(&query, found.best_base);
         let mode = if all_terms {
@@ -407,6 +423,8 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             total,
             mode,
             analysis,
+            asks: query.op,
+            opposed: found.opposed,
         }
     })
 }
@@ -442,6 +460,8 @@ fn no_match(raw: &[QTerm], terms: &[usize], ignored: Vec<String>) -> Ranked {
             unmatched,
             ignored,
         },
+        asks: Op::Unknown,
+        opposed: 0,
     }
 }
 
@@ -489,6 +509,8 @@ fn browse(indexes: &[&CatalogIndex], safety: Safety, window: usize) -> Ranked {
         total,
         mode: MatchMode::Browse,
         analysis: QueryAnalysis::default(),
+        asks: Op::Unknown,
+        opposed: 0,
     }
 }
 

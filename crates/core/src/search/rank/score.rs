@@ -9,6 +9,7 @@ use std::cell::RefCell;
 
 use crate::policy::Safety;
 use crate::search::index::{CatalogIndex, F_DESC, F_NAME, F_SYN, F_TITLE};
+use crate::search::operation::Op;
 
 use super::{
     BIGRAM_BONUS, COMPLETE_NAME_BONUS, Hit, KEEP_COVERAGE, KEEP_RATIO, MIN_BEST_COVERAGE,
@@ -36,6 +37,8 @@ pub(super) struct Query<'a> {
     /// Per index: its tools may answer (the query names no connector, or
     /// names this one).
     pub in_scope: &'a [bool],
+    /// What the query asks to do: tools doing the opposite are no answer.
+    pub op: Op,
     /// Term ids of the distinct texts: `local[source * n_distinct + d]`.
     pub local: &'a [Option<u32>],
     pub n_distinct: usize,
@@ -83,6 +86,9 @@ pub(super) struct Found {
     pub plausible: usize,
     /// The best evidence among them.
     pub best_base: f32,
+    /// Tools matching some query word that do the opposite of what the
+    /// query asks.
+    pub opposed: usize,
 }
 
 /// Per-tool accumulator. `stamp` says which index visit wrote it; any other
@@ -529,6 +535,7 @@ impl Scratch {
         let mut found = Found {
             plausible: 0,
             best_base: 0.0,
+            opposed: 0,
         };
         for (source, ix) in indexes.iter().enumerate() {
             let ids = q.ids(source);
@@ -614,6 +621,15 @@ impl Scratch {
             }
             let read_only = ix.read_only(tool);
             if !admits(q.safety, read_only) {
+                continue;
+            }
+            if q.op.opposes(ix.op(tool)) {
+                // Counted when its words alone would make it plausible.
+                let matched = a.mask & q.required_mask;
+                let covered: f32 = bits(matched).map(|k| q.weights[k]).sum();
+                if matched.count_ones() >= 2 || covered >= MIN_BEST_COVERAGE * q.total_weight {
+                    found.opposed += 1;
+                }
                 continue;
             }
             // Only a name carrying query words can be complete or hold a

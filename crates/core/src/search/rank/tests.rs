@@ -4,6 +4,7 @@
 use super::*;
 use crate::catalog::{Catalog, ToolDef};
 use crate::policy::Annotations;
+use crate::search::operation::Op;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -316,14 +317,11 @@ fn a_word_that_only_names_a_connector_keeps_the_answers_to_that_connector() {
             ),
         ]
     };
-    // Figma cannot delete: the vault's `delete_file` is not an answer
-    // (Figma's file tools still match "figma file").
+    // Figma cannot delete: the vault's `delete_file` is not an answer, and
+    // Figma's file tools only read.
     let named = run_across(catalogs(), "delete a figma file");
-    assert!(
-        !named.contains(&"vault.delete_file".to_owned()),
-        "{named:?}"
-    );
-    assert_eq!(named[0], "figma.get_file");
+    assert!(named.is_empty(), "{named:?}");
+    assert_eq!(run_across(catalogs(), "figma file")[0], "figma.get_file");
     assert_eq!(
         run_across(catalogs(), "delete a file")[0],
         "vault.delete_file"
@@ -418,4 +416,115 @@ fn a_connector_word_that_another_catalog_uses_or_a_read_verb_names_nothing() {
     // A read verb names no connector, even one called `fetch`.
     let found = run_across(catalogs(), "fetch unread messages");
     assert_eq!(found[0], "mail.get_messages", "{found:?}");
+}
+
+fn unannotated(name: &str, desc: &str) -> ToolDef {
+    ToolDef {
+        annotations: Annotations::default(),
+        ..tool(name, desc, false)
+    }
+}
+
+/// A catalog about posts whose readers and writers share every noun.
+fn post_tools() -> Vec<ToolDef> {
+    vec![
+        tool(
+            "get_posts",
+            "Get the newest posts of a board; deleted ones are left out.",
+            true,
+        ),
+        tool(
+            "search_posts",
+            "Search the posts of a board, deleted ones too.",
+            true,
+        ),
+        tool(
+            "create_post",
+            "Create a post on a board; it shows as the newest.",
+            false,
+        ),
+        tool(
+            "delete_post",
+            "Delete a post from a board, even the newest.",
+            false,
+        ),
+        unannotated("post_tools", "Maintenance for the posts of a board."),
+    ]
+}
+
+#[test]
+fn a_query_asking_to_change_something_drops_the_tools_that_only_read() {
+    let names = run_on(post_tools(), "delete a post from the board");
+    assert_eq!(names.first().map(String::as_str), Some("delete_post"));
+    assert!(!names.contains(&"get_posts".to_owned()), "{names:?}");
+    assert!(!names.contains(&"search_posts".to_owned()), "{names:?}");
+}
+
+#[test]
+fn a_query_asking_to_read_drops_the_tools_named_for_a_change() {
+    let names = run_on(post_tools(), "show me the newest posts of the board");
+    assert_eq!(names.first().map(String::as_str), Some("get_posts"));
+    for writer in ["create_post", "delete_post"] {
+        assert!(!names.contains(&writer.to_owned()), "{names:?}");
+    }
+    // A tool whose name leads with no known verb, and that is not
+    // read-only, is kept: what it does is not known.
+    let names = run_on(post_tools(), "which maintenance runs on the posts");
+    assert!(names.contains(&"post_tools".to_owned()), "{names:?}");
+}
+
+#[test]
+fn a_change_nobody_offers_is_a_no_match_that_counts_the_readers() {
+    let readers = vec![
+        tool("list_videos", "List the videos of a channel.", true),
+        tool("get_video", "Get one video of a channel.", true),
+    ];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("tube", readers)));
+    let refs = [&idx];
+    let r = rank_all(&refs, "upload a video to my channel");
+    assert_eq!(r.mode, MatchMode::None);
+    assert!(r.hits.is_empty());
+    assert_eq!((r.asks, r.opposed), (Op::Write, 2));
+    // Without the opposite operation, the same words find them.
+    let r = rank_all(&refs, "videos of my channel");
+    assert_eq!(r.hits.len(), 2);
+    assert_eq!((r.asks, r.opposed), (Op::Unknown, 0));
+}
+
+#[test]
+fn read_only_decides_over_a_write_verb_in_the_name() {
+    // The operator (or the server) says it only reads: it answers reads.
+    let tools = vec![
+        tool(
+            "create_report_preview",
+            "Preview a report without saving it.",
+            true,
+        ),
+        tool("delete_report", "Delete a report and its preview.", false),
+    ];
+    let names = run_on(tools, "show a report preview");
+    assert_eq!(names, ["create_report_preview"]);
+}
+
+#[test]
+fn an_exact_name_is_found_whatever_the_query_asks() {
+    let names = run_on(post_tools(), "create_post");
+    assert_eq!(names, ["create_post"]);
+    let names = run_on(post_tools(), "get posts");
+    assert_eq!(names.first().map(String::as_str), Some("get_posts"));
+}
+
+#[test]
+fn mixed_or_unknown_operations_drop_nothing() {
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("board", post_tools())));
+    let refs = [&idx];
+    for query in [
+        "find the post and delete it",
+        "posts on the board",
+        "see if you can create a post",
+    ] {
+        let r = rank_all(&refs, query);
+        assert_eq!((r.asks, r.opposed), (Op::Unknown, 0), "{query}");
+        assert!(!r.hits.is_empty(), "{query}");
+    }
 }

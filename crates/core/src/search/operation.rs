@@ -1,0 +1,466 @@
+//! Whether a query asks to read or to change something, and whether a tool
+//! reads or changes.
+//!
+//! A tool that does the opposite of what the query asks is not an answer:
+//! "cancel a booked meeting" is not answered by `list_scheduled_events`,
+//! and "submit a new post to a subreddit" is not answered by the read-only
+//! post listings, however many words they share. The ranker drops such
+//! tools ([`Op::opposes`]), and a query whose every match does the
+//! opposite is a no-match.
+//!
+//! Both sides fail open. A query has an operation only when every clause
+//! of it opens with a verb (or a question word) this module knows, and no
+//! word of the other kind appears anywhere in it: "see if you can add…",
+//! "add jane to the mailing list" and "query prometheus and open an
+//! incident" have none. A tool has one when it is read-only (after the
+//! operator's overrides), or when its name leads with a known verb;
+//! `maintenance_on` or `run_query` without annotations have none, and are
+//! never dropped.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::tokenize::{for_each_word, is_stopword, query_phrase, stem};
+
+/// What a query asks, or what a tool does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Op {
+    /// Not known: nothing is dropped on its account.
+    #[default]
+    Unknown,
+    Read,
+    Write,
+}
+
+impl Op {
+    /// A tool doing `tool` is no answer to a query asking `self`.
+    pub(crate) fn opposes(self, tool: Op) -> bool {
+        matches!((self, tool), (Op::Read, Op::Write) | (Op::Write, Op::Read))
+    }
+}
+
+/// Words that open a clause asking to read: imperative verbs, and the
+/// question words that open a question ("how many…", "who is…").
+/// Matched on the surface word, lowercased: `lists` or `posts` opening a
+/// query are nouns more often than verbs. Left out for a second sense:
+/// `get` ("get a new key"), `check` ("check in", "check out"), `download`
+/// and `export` (they often create a file), `open`, `do`, `have`.
+const QUERY_READ: &[&str] = &[
+    "list",
+    "show",
+    "find",
+    "search",
+    "fetch",
+    "read",
+    "view",
+    "retrieve",
+    "describe",
+    "display",
+    "browse",
+    "count",
+    "lookup",
+    "inspect",
+    "summarize",
+    "summarise",
+    "compare",
+    "what",
+    "whats",
+    "which",
+    "who",
+    "whos",
+    "whose",
+    "how",
+    "where",
+    "when",
+    "is",
+    "are",
+    "was",
+    "were",
+    "does",
+    "did",
+];
+
+/// Verbs that open a clause asking to change something, on the surface
+/// word. Left out: words that open a noun phrase as often as a command
+/// (`merge requests`, `schedule`, `import`, `resume`, `star`, `pin`), and
+/// verbs whose object may be a read (`run`, `start`, `make`, `build`,
+/// `generate`, `set`, `pull`, `push`).
+const QUERY_WRITE: &[&str] = &[
+    "create",
+    "add",
+    "insert",
+    "post",
+    "publish",
+    "unpublish",
+    "submit",
+    "upload",
+    "send",
+    "invite",
+    "delete",
+    "remove",
+    "erase",
+    "destroy",
+    "purge",
+    "discard",
+    "drop",
+    "archive",
+    "unarchive",
+    "cancel",
+    "approve",
+    "decline",
+    "reject",
+    "accept",
+    "update",
+    "edit",
+    "modify",
+    "rename",
+    "move",
+    "assign",
+    "reassign",
+    "unassign",
+    "restart",
+    "reboot",
+    "deploy",
+    "redeploy",
+    "pause",
+    "enable",
+    "disable",
+    "activate",
+    "deactivate",
+    "install",
+    "uninstall",
+    "revert",
+    "restore",
+    "refund",
+    "subscribe",
+    "unsubscribe",
+    "terminate",
+    "kill",
+    "close",
+    "reopen",
+    "complete",
+    "finish",
+    "mark",
+    "reset",
+    "trigger",
+    "upgrade",
+    "downgrade",
+    "notify",
+    "remind",
+    "block",
+    "unblock",
+    "ban",
+    "unban",
+    "mute",
+    "unmute",
+    "lock",
+    "unlock",
+    "grant",
+    "revoke",
+    "rotate",
+    "renew",
+    "duplicate",
+    "write",
+    "save",
+    "void",
+    "abort",
+];
+
+/// Leading verbs of tool names that read (stemmed like index terms).
+const NAME_READ: &[&str] = &[
+    "get",
+    "list",
+    "search",
+    "find",
+    "fetch",
+    "read",
+    "retrieve",
+    "view",
+    "describe",
+    "show",
+    "query",
+    "count",
+    "lookup",
+    "browse",
+    "inspect",
+    "summarize",
+    "compare",
+];
+
+/// Leading verbs of tool names that change something (stemmed). Left out:
+/// words that are nouns in names as often (`post`, `update`, `comment`,
+/// `message`, `tag`, `merge`, `commit`, `change`, `order`, `schedule`),
+/// and verbs whose object may be a read (`run`, `execute`, `generate`,
+/// `build`, `open`, `sync`).
+const NAME_WRITE: &[&str] = &[
+    "create",
+    "add",
+    "insert",
+    "new",
+    "publish",
+    "unpublish",
+    "submit",
+    "upload",
+    "send",
+    "invite",
+    "delete",
+    "remove",
+    "erase",
+    "destroy",
+    "purge",
+    "discard",
+    "drop",
+    "archive",
+    "unarchive",
+    "cancel",
+    "approve",
+    "decline",
+    "reject",
+    "accept",
+    "edit",
+    "modify",
+    "rename",
+    "move",
+    "assign",
+    "unassign",
+    "set",
+    "put",
+    "patch",
+    "write",
+    "save",
+    "store",
+    "restart",
+    "reboot",
+    "deploy",
+    "redeploy",
+    "pause",
+    "resume",
+    "enable",
+    "disable",
+    "activate",
+    "deactivate",
+    "install",
+    "uninstall",
+    "rollback",
+    "revert",
+    "restore",
+    "refund",
+    "subscribe",
+    "unsubscribe",
+    "kill",
+    "terminate",
+    "scale",
+    "close",
+    "reopen",
+    "complete",
+    "mark",
+    "clear",
+    "reset",
+    "start",
+    "stop",
+    "trigger",
+    "import",
+    "apply",
+    "void",
+    "upgrade",
+    "downgrade",
+    "toggle",
+    "lock",
+    "unlock",
+    "block",
+    "unblock",
+    "mute",
+    "unmute",
+    "grant",
+    "revoke",
+    "rotate",
+    "renew",
+    "duplicate",
+    "copy",
+    "clone",
+    "fork",
+    "abort",
+];
+
+/// Words between clauses: each clause needs its own leading verb.
+const CONJUNCTIONS: &[&str] = &["and", "then", "also", "plus", "or", "after", "before"];
+
+/// Query words (surface) and name terms (stemmed) → their operation.
+struct Tables {
+    query: HashMap<&'static str, Op>,
+    name: HashMap<String, Op>,
+}
+
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        let ops = |read: &'static [&'static str], write: &'static [&'static str]| {
+            let read = read.iter().map(|&w| (w, Op::Read));
+            read.chain(write.iter().map(|&w| (w, Op::Write)))
+        };
+        Tables {
+            query: ops(QUERY_READ, QUERY_WRITE).collect(),
+            name: ops(NAME_READ, NAME_WRITE)
+                .map(|(w, op)| (stem(w).into_owned(), op))
+                .collect(),
+        }
+    })
+}
+
+/// The operation a query word asks for when it opens a clause.
+fn query_word_op(word: &str) -> Op {
+    tables().query.get(word).copied().unwrap_or_default()
+}
+
+/// The operation a phrasal verb folds to ("pull up" → `get`, a read; "shut
+/// down" → `stop`, a write): the word's own, else what it means in a name.
+fn phrase_op(to: &str) -> Op {
+    match query_word_op(to) {
+        Op::Unknown => name_term_op(&stem(to)),
+        op => op,
+    }
+}
+
+/// The operation a name term (stemmed) leads with.
+pub(crate) fn name_term_op(term: &str) -> Op {
+    tables().name.get(term).copied().unwrap_or_default()
+}
+
+/// What a whole query asks: `Read` or `Write` when every clause opens with
+/// a known word of that kind and no word of the other kind appears in it;
+/// otherwise `Unknown`.
+pub(crate) fn query_op(query: &str) -> Op {
+    // Lowercased words, and whether punctuation that ends a clause comes
+    // before each.
+    let mut words: Vec<(String, bool)> = Vec::new();
+    let mut last_end = 0usize;
+    for_each_word(query, |w| {
+        let start = w.as_ptr() as usize - query.as_ptr() as usize;
+        let gap = &query[last_end..start];
+        let breaks = gap.contains([',', ';', '!', '?', ':', '\n'])
+            || gap.contains(". ")
+            || gap.ends_with('.')
+            || gap.contains('(');
+        last_end = start + w.len();
+        words.push((w.to_ascii_lowercase(), breaks));
+    });
+    let simple: Vec<Option<&str>> = words.iter().map(|(w, _)| Some(w.as_str())).collect();
+    let (mut read, mut write) = (false, false);
+    let mut opening = true;
+    let mut i = 0;
+    while i < words.len() {
+        let (word, breaks) = (&words[i].0, words[i].1);
+        if breaks {
+            opening = true;
+        }
+        if CONJUNCTIONS.contains(&word.as_str()) {
+            opening = true;
+            i += 1;
+            continue;
+        }
+        let phrase = query_phrase(&simple[i..]);
+        let (op, len) = match phrase {
+            Some((len, to)) => (phrase_op(to), len),
+            None => (query_word_op(word), 1),
+        };
+        if opening {
+            if matches!(word.as_str(), "if" | "whether") {
+                // "see if you can add…": the verb is a condition's.
+                return Op::Unknown;
+            }
+            if op == Op::Unknown {
+                if phrase.is_none() && is_stopword(word) {
+                    i += 1;
+                    continue;
+                }
+                // A clause whose operation is not known.
+                return Op::Unknown;
+            }
+            opening = false;
+        }
+        match op {
+            Op::Read => read = true,
+            Op::Write => write = true,
+            Op::Unknown => {}
+        }
+        i += len;
+    }
+    match (read, write) {
+        (true, false) => Op::Read,
+        (false, true) => Op::Write,
+        _ => Op::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_leading_verb_gives_the_operation() {
+        assert_eq!(query_op("cancel a booked meeting"), Op::Write);
+        assert_eq!(query_op("list tables in a BigQuery dataset"), Op::Read);
+        assert_eq!(query_op("please delete the old branch"), Op::Write);
+        assert_eq!(query_op("can you show me the open incidents"), Op::Read);
+    }
+
+    #[test]
+    fn question_words_read() {
+        assert_eq!(query_op("who's on call right now?"), Op::Read);
+        assert_eq!(
+            query_op("how many vectors are in my index, and which namespaces does it have?"),
+            Op::Read
+        );
+    }
+
+    #[test]
+    fn phrasal_verbs_count_as_their_operation() {
+        assert_eq!(query_op("get rid of the sessions collection"), Op::Write);
+        assert_eq!(query_op("pull up the page content"), Op::Read);
+    }
+
+    #[test]
+    fn every_clause_needs_a_known_verb() {
+        // "open" is not known: the second clause's operation is not.
+        assert_eq!(
+            query_op("query prometheus for cpu usage and open a grafana incident"),
+            Op::Unknown
+        );
+        assert_eq!(query_op("hey, could you find me ramen spots?"), Op::Read);
+        assert_eq!(query_op("slack messages from yesterday"), Op::Unknown);
+        assert_eq!(query_op("get the latest build"), Op::Unknown);
+    }
+
+    #[test]
+    fn a_word_of_the_other_kind_anywhere_unsets_it() {
+        assert_eq!(query_op("create a list and add a contact"), Op::Unknown);
+        assert_eq!(query_op("find the ticket and close it"), Op::Unknown);
+        assert_eq!(query_op("see if you can add the user"), Op::Unknown);
+        assert_eq!(query_op("how do I delete a repo"), Op::Unknown);
+    }
+
+    #[test]
+    fn noun_openings_are_not_commands() {
+        // Plural nouns and words left out for their second sense.
+        assert_eq!(query_op("posts from last week"), Op::Unknown);
+        assert_eq!(query_op("merge requests assigned to me"), Op::Unknown);
+        assert_eq!(query_op("resume of the candidate"), Op::Unknown);
+    }
+
+    #[test]
+    fn name_verbs_are_stemmed_terms() {
+        assert_eq!(name_term_op(&stem("create")), Op::Write);
+        assert_eq!(name_term_op(&stem("retrieve")), Op::Read);
+        assert_eq!(name_term_op(&stem("post")), Op::Unknown);
+        assert_eq!(name_term_op("zendesk"), Op::Unknown);
+    }
+
+    #[test]
+    fn only_read_and_write_oppose() {
+        assert!(Op::Read.opposes(Op::Write));
+        assert!(Op::Write.opposes(Op::Read));
+        assert!(!Op::Write.opposes(Op::Unknown));
+        assert!(!Op::Unknown.opposes(Op::Read));
+        assert!(!Op::Read.opposes(Op::Read));
+    }
+}
