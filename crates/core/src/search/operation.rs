@@ -166,6 +166,42 @@ const QUERY_WRITE: &[&str] = &[
     "abort",
 ];
 
+/// Words that open a noun phrase as often as a command ("merge requests",
+/// "schedule for monday", "check-in times"): they open a clause as a verb
+/// only when an object follows at once ("merge the tickets", "check the
+/// status"), and then ask to change (`Write`) or to read (`Read`).
+const QUERY_VERB_BEFORE_OBJECT: &[(&str, Op)] = &[
+    ("merge", Op::Write),
+    ("schedule", Op::Write),
+    ("import", Op::Write),
+    ("resume", Op::Write),
+    ("star", Op::Write),
+    ("pin", Op::Write),
+    ("log", Op::Write),
+    ("set", Op::Write),
+    ("start", Op::Write),
+    ("stop", Op::Write),
+    ("tag", Op::Write),
+    ("label", Op::Write),
+    ("book", Op::Write),
+    ("reply", Op::Write),
+    ("forward", Op::Write),
+    ("share", Op::Write),
+    ("transfer", Op::Write),
+    ("sign", Op::Write),
+    ("store", Op::Write),
+    ("change", Op::Write),
+    ("replace", Op::Write),
+    ("check", Op::Read),
+];
+
+/// Words that show an object follows: articles, possessives and object
+/// pronouns.
+const OBJECT_OPENERS: &[&str] = &[
+    "the", "a", "an", "this", "that", "these", "those", "my", "our", "your", "their", "his", "her",
+    "its", "all", "every", "each", "some", "it", "them",
+];
+
 /// Leading verbs of tool names that read (stemmed like index terms).
 const NAME_READ: &[&str] = &[
     "get",
@@ -307,9 +343,22 @@ fn tables() -> &'static Tables {
     })
 }
 
-/// The operation a query word asks for when it opens a clause.
+/// The operation a query word asks for.
 fn query_word_op(word: &str) -> Op {
     tables().query.get(word).copied().unwrap_or_default()
+}
+
+/// The operation a clause's first word asks for, given the word after it:
+/// a word of [`QUERY_VERB_BEFORE_OBJECT`] is a verb only before an object.
+fn opening_op(word: &str, next: Option<&str>) -> Op {
+    match query_word_op(word) {
+        Op::Unknown => QUERY_VERB_BEFORE_OBJECT
+            .iter()
+            .find(|&&(w, _)| w == word)
+            .filter(|_| next.is_some_and(|n| OBJECT_OPENERS.contains(&n)))
+            .map_or(Op::Unknown, |&(_, op)| op),
+        op => op,
+    }
 }
 
 /// The operation a phrasal verb folds to ("pull up" → `get`, a read; "shut
@@ -337,10 +386,10 @@ pub(crate) fn query_op(query: &str) -> Op {
     for_each_word(query, |w| {
         let start = w.as_ptr() as usize - query.as_ptr() as usize;
         let gap = &query[last_end..start];
-        let breaks = gap.contains([',', ';', '!', '?', ':', '\n'])
+        let breaks = gap.contains([',', ';', '!', '?', ':', '\n', '(', '—', '–'])
             || gap.contains(". ")
-            || gap.ends_with('.')
-            || gap.contains('(');
+            || gap.contains(" - ")
+            || gap.ends_with('.');
         last_end = start + w.len();
         words.push((w.to_ascii_lowercase(), breaks));
     });
@@ -359,8 +408,10 @@ pub(crate) fn query_op(query: &str) -> Op {
             continue;
         }
         let phrase = query_phrase(&simple[i..]);
+        let next = words.get(i + 1).map(|(w, _)| w.as_str());
         let (op, len) = match phrase {
             Some((len, to)) => (phrase_op(to), len),
+            None if opening => (opening_op(word, next), 1),
             None => (query_word_op(word), 1),
         };
         if opening {
@@ -445,6 +496,31 @@ mod tests {
         assert_eq!(query_op("posts from last week"), Op::Unknown);
         assert_eq!(query_op("merge requests assigned to me"), Op::Unknown);
         assert_eq!(query_op("resume of the candidate"), Op::Unknown);
+    }
+
+    #[test]
+    fn a_word_that_opens_noun_phrases_is_a_verb_before_an_object() {
+        assert_eq!(query_op("merge the two duplicate tickets"), Op::Write);
+        assert_eq!(query_op("merge requests assigned to me"), Op::Unknown);
+        assert_eq!(query_op("check the status of the nightly build"), Op::Read);
+        assert_eq!(query_op("schedule for monday"), Op::Unknown);
+        assert_eq!(query_op("set the env variable on my project"), Op::Write);
+    }
+
+    #[test]
+    fn dashes_end_clauses() {
+        assert_eq!(
+            query_op("find the customer — and delete the duplicate"),
+            Op::Unknown
+        );
+        assert_eq!(
+            query_op("the build is red — restart the runner"),
+            Op::Unknown
+        );
+        assert_eq!(
+            query_op("list the incidents - show the open ones"),
+            Op::Read
+        );
     }
 
     #[test]

@@ -45,7 +45,7 @@ use super::operation::{Op, query_op};
 use super::tokenize::{TermKind, is_stopword, query_phrase, query_words, stem, term_kind};
 use super::vocab::{shared_find, term_hash};
 
-use score::{Cand, Query, with_scratch};
+use score::{Cand, Found, Query, with_scratch};
 
 const W_NAME: f32 = 1.0;
 const W_TITLE: f32 = 0.8;
@@ -385,12 +385,15 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         }
         let found = scratch.candidates(indexes, &query, window);
         if found.plausible == 0 {
-            let mut none = no_match(&raw, &terms, ignored);
-            none.asks = query.op;
-            none.opposed = found.opposed;
-            return none;
+            return no_match(&raw, &terms, ignored, &query, &found);
         }
         let (hits, total, all_terms, union) = scratch.cut(&query, found.best_base);
+        if total == 0 {
+            // Plausible by two words, but too little of a long query for
+            // the cut: nothing to show is a no-match, not an empty partial
+            // page.
+            return no_match(&raw, &terms, ignored, &query, &found);
+        }
         let mode = if all_terms {
             MatchMode::All
         } else {
@@ -444,7 +447,15 @@ fn idf(n: usize, df: usize) -> f32 {
     ((n - df + 0.5) / (df + 0.5) + 1.0).ln() + 0.1
 }
 
-fn no_match(raw: &[QTerm], terms: &[usize], ignored: Vec<String>) -> Ranked {
+/// A clear no-match: every scored word unmatched, and what the query asked
+/// against how many matching tools do the opposite.
+fn no_match(
+    raw: &[QTerm],
+    terms: &[usize],
+    ignored: Vec<String>,
+    query: &Query<'_>,
+    found: &Found,
+) -> Ranked {
     let mut unmatched: Vec<String> = Vec::new();
     for &i in terms {
         if raw[i].kind == TermKind::Scored && !unmatched.contains(&raw[i].surface) {
@@ -460,8 +471,8 @@ fn no_match(raw: &[QTerm], terms: &[usize], ignored: Vec<String>) -> Ranked {
             unmatched,
             ignored,
         },
-        asks: Op::Unknown,
-        opposed: 0,
+        asks: query.op,
+        opposed: found.opposed,
     }
 }
 

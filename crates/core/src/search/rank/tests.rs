@@ -528,3 +528,22 @@ fn mixed_or_unknown_operations_drop_nothing() {
         assert!(!r.hits.is_empty(), "{query}");
     }
 }
+
+#[test]
+fn two_words_of_a_long_query_that_the_cut_drops_are_a_no_match() {
+    let tools = vec![
+        tool("log_hours", "Record a time entry of worked hours.", false),
+        tool("list_projects", "List the projects.", true),
+    ];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("hours", tools)));
+    let refs = [&idx];
+    // Two of eleven words: plausible by count, but below the share the cut
+    // keeps. Nothing to show is a clear no-match, not an empty partial page.
+    let r = rank_all(
+        &refs,
+        "forgot yesterday northwind redesign onsite loop backend engineer sam time entry",
+    );
+    assert!(r.hits.is_empty(), "{:?}", r.hits);
+    assert_eq!(r.mode, MatchMode::None);
+    assert!(r.analysis.unmatched.contains(&"northwind".to_owned()));
+}
