@@ -524,6 +524,21 @@ mod tests {
     }
 
     #[test]
+    fn any_text_gets_an_answer() {
+        for (query, op) in [
+            ("", Op::Unknown),
+            ("—", Op::Unknown),
+            ("🙂 delete 🙂 the note", Op::Write),
+            ("délete the café", Op::Unknown),
+            ("delete—list", Op::Unknown),
+            ("list\u{0}the notes", Op::Read),
+            ("ＬＩＳＴ the notes", Op::Unknown),
+        ] {
+            assert_eq!(query_op(query), op, "{query:?}");
+        }
+    }
+
+    #[test]
     fn name_verbs_are_stemmed_terms() {
         assert_eq!(name_term_op(&stem("create")), Op::Write);
         assert_eq!(name_term_op(&stem("retrieve")), Op::Read);
