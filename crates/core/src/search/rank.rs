@@ -10,9 +10,8 @@
 //!   the query (a word of an action verb's group may stand in for the verb:
 //!   "remove" for `delete`) — then partial matches (2); within a tier,
 //!   score decides (with equal evidence, the name with fewer words the
-//!   query does not explain first; a word after "in"/"from"/"of" counts
-//!   a little less, as it names the object's place) and catalog order
-//!   breaks ties, so results are deterministic;
+//!   query does not explain first) and catalog order breaks ties, so
+//!   results are deterministic;
 //! - a result list is cut to the plausible answers: a partial page needs a
 //!   best match covering at least half the query's weight (otherwise it is a
 //!   clear no-match), and partial matches far below the best are dropped;
@@ -69,14 +68,6 @@ const READ_ONLY_BONUS: f32 = 0.08;
 /// Per name term the query leaves unexplained (up to three): with equal
 /// evidence, the name that says no more than the query asked for first.
 const UNEXPLAINED_NAME_PENALTY: f32 = 0.02;
-/// A query word after "in", "from", "of"… names where the object is, not
-/// the object ("pull requests in a repository"): with equal evidence, a
-/// tool matched by it ranks this share of its weight lower.
-const CONTAINER_DISCOUNT: f32 = 0.35;
-/// The prepositions that open such a place, until the next "and", "then"
-/// or "or". Not "on", "to" or "at": conversational text uses them for
-/// much else ("a customer on ticket 8812", "reply to them").
-const CONTAINER_PREPOSITIONS: &[&str] = &["in", "inside", "within", "from", "of", "into"];
 /// A partial page needs its best match to cover this share of the weight,
 /// or to match at least two of the query's words.
 const MIN_BEST_COVERAGE: f32 = 0.5;
@@ -207,29 +198,6 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
     raw
 }
 
-/// The scored terms (bits of `terms`) whose first occurrence follows a
-/// preposition of [`CONTAINER_PREPOSITIONS`] in the same clause.
-fn container_terms(raw: &[QTerm], terms: &[usize]) -> u32 {
-    let mut inside = false;
-    let mut after = Vec::with_capacity(raw.len());
-    for t in raw {
-        if t.kind == TermKind::Stop {
-            let w = t.surface.as_str();
-            if CONTAINER_PREPOSITIONS.contains(&w) {
-                inside = true;
-            } else if matches!(w, "and" | "then" | "or") {
-                inside = false;
-            }
-        }
-        after.push(inside);
-    }
-    terms
-        .iter()
-        .enumerate()
-        .filter(|&(_, &i)| after[i])
-        .fold(0, |m, (k, _)| m | 1 << k)
-}
-
 /// Some tool of `indexes` carries every content word of `words` in its
 /// name.
 fn a_name_holds<'w>(indexes: &[&CatalogIndex], words: impl Iterator<Item = &'w str>) -> bool {
@@ -358,7 +326,6 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     } else {
         vec![true; indexes.len()]
     };
-    let container_mask = container_terms(&raw, &terms);
     let required_mask: u32 = (0..terms.len())
         .filter(|&k| required(terms[k]))
         .fold(0, |m, k| m | 1 << k);
@@ -398,7 +365,6 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         safety: q.safety,
         in_scope: &in_scope,
         op: query_op(q.query),
-        container_mask,
         local: &local,
         n_distinct,
     };

@@ -12,9 +12,9 @@ use crate::search::index::{CatalogIndex, F_DESC, F_NAME, F_SYN, F_TITLE};
 use crate::search::operation::Op;
 
 use super::{
-    BIGRAM_BONUS, COMPLETE_NAME_BONUS, CONTAINER_DISCOUNT, Hit, KEEP_COVERAGE, KEEP_RATIO,
-    MIN_BEST_COVERAGE, NAME_TERM_BONUS, PHRASE_BONUS, READ_ONLY_BONUS, RESCUE_RATIO,
-    UNEXPLAINED_NAME_PENALTY, W_CONNECTOR, W_DESC, W_NAME, W_TITLE, W_TOPIC, admits, order,
+    BIGRAM_BONUS, COMPLETE_NAME_BONUS, Hit, KEEP_COVERAGE, KEEP_RATIO, MIN_BEST_COVERAGE,
+    NAME_TERM_BONUS, PHRASE_BONUS, READ_ONLY_BONUS, RESCUE_RATIO, UNEXPLAINED_NAME_PENALTY,
+    W_CONNECTOR, W_DESC, W_NAME, W_TITLE, W_TOPIC, admits, order,
 };
 
 /// The prepared query, shared by every index.
@@ -39,8 +39,6 @@ pub(super) struct Query<'a> {
     pub in_scope: &'a [bool],
     /// What the query asks to do: tools doing the opposite are no answer.
     pub op: Op,
-    /// Scored terms that name the object's place, not the object.
-    pub container_mask: u32,
     /// Term ids of the distinct texts: `local[source * n_distinct + d]`.
     pub local: &'a [Option<u32>],
     pub n_distinct: usize,
@@ -313,10 +311,6 @@ fn finish(
     if read_only {
         s += q.total_weight * READ_ONLY_BONUS;
     }
-    s -= CONTAINER_DISCOUNT
-        * bits(mask & q.container_mask)
-            .map(|k| q.weights[k])
-            .sum::<f32>();
     Cand {
         source: source as u32,
         tool,

@@ -547,24 +547,3 @@ fn two_words_of_a_long_query_that_the_cut_drops_are_a_no_match() {
     assert_eq!(r.mode, MatchMode::None);
     assert!(r.analysis.unmatched.contains(&"northwind".to_owned()));
 }
-
-#[test]
-fn a_word_naming_the_objects_place_counts_less_than_the_object() {
-    let tools = vec![
-        tool("workers_list", "List the deployed Workers.", true),
-        tool(
-            "query_worker_observability",
-            "Query errors and logs of a Worker.",
-            true,
-        ),
-    ];
-    // Each matches "worker" by name and one more word by description:
-    // "deployed" only says which worker, "errors" is what is asked for.
-    assert_first(
-        &tools,
-        "show the errors from our deployed worker",
-        "query_worker_observability",
-    );
-    // Asked for as the object, the workers come first.
-    assert_first(&tools, "show the deployed workers", "workers_list");
-}
