@@ -6,7 +6,9 @@
 //! of") finds the operation it means, and a word naming one connector keeps
 //! the answers to that connector; a query that asks to change something
 //! gets no tool that only reads (the operator's overrides deciding), and
-//! says so when nothing else matches.
+//! says so when nothing else matches; a connector's configured
+//! `search_terms` find its tools by the operator's words, and a bad one
+//! stops `connecta check` with its position.
 
 mod support;
 
@@ -344,5 +346,56 @@ async fn a_query_asking_for_a_change_gets_no_tool_that_only_reads() {
     assert_eq!(
         page["tools"][0]["address"], "wide.quarterly_report_7",
         "{page}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn configured_search_terms_find_tools_by_the_operators_words() {
+    async fn search(client: &Client) -> Value {
+        let (page, err) = call(client, "search_tools", json!({"query": "jot a note"})).await;
+        assert!(!err, "{page}");
+        page
+    }
+    let plain = Gateway::start(&demo_connector());
+    let client = connect(&plain.url()).await;
+    let page = search(&client).await;
+    assert_ne!(page["tools"][0]["address"], "demo.create_note", "{page}");
+    drop(client);
+    drop(plain);
+
+    let tuned = Gateway::start(&format!(
+        "{}search_terms = {{ jot = \"create\" }}\n",
+        demo_connector()
+    ));
+    let client = connect(&tuned.url()).await;
+    let page = search(&client).await;
+    assert_eq!(page["tools"][0]["address"], "demo.create_note", "{page}");
+}
+
+#[test]
+fn a_bad_search_term_stops_check_with_its_position() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "{}search_terms = {{ jot = \"create a\" }}\n",
+            demo_connector()
+        ),
+    )
+    .expect("write");
+    let (status, out, err) = run(
+        std::process::Command::new(bin())
+            .args(["check", "--config"])
+            .arg(&path),
+        std::time::Duration::from_secs(30),
+    );
+    assert!(!status.success(), "stdout: {out}");
+    let p = path.display().to_string();
+    assert!(
+        err.contains(&format!(
+            "{p}:5:24: search_terms: \"jot\" = \"create a\" needs one word on each side"
+        )),
+        "{err}"
     );
 }

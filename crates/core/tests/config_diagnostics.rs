@@ -205,3 +205,53 @@ label = "Token"
         "located at the credential table: {r}"
     );
 }
+
+#[test]
+fn search_terms_are_normalized_and_bad_ones_are_located() {
+    let text = r#"[auth]
+open = true
+
+[[connector]]
+id = "desk"
+command = "x"
+search_terms = { Closing = "update", open = "create" }
+"#;
+    let c = parse_config(text, "c.toml", &env()).expect("parses");
+    // Normalized as the index and the ranker see words ("closing" folds
+    // to the stem of "close").
+    let term = |w: &str| connecta_core::search::search_term(w).expect("a word");
+    assert!(
+        c.connectors[0]
+            .search_terms
+            .contains(&(term("close"), term("update"))),
+        "{:?}",
+        c.connectors[0].search_terms
+    );
+    assert_eq!(c.connectors[0].search_terms.len(), 2);
+
+    let text = r#"[auth]
+open = true
+
+[[connector]]
+id = "desk"
+command = "x"
+search_terms = { close = "update ticket", up = "create", pods = "pod" }
+"#;
+    let err = parse_config(text, "c.toml", &env()).expect_err("must fail");
+    let rendered = err.to_string();
+    assert!(
+        rendered.contains(
+            "c.toml:7:26: search_terms: \"close\" = \"update ticket\" needs one word on each side"
+        ),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("search_terms: \"up\" = \"create\" needs one word"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("search_terms: \"pods\" = \"pod\" maps a word to itself"),
+        "{rendered}"
+    );
+    assert_eq!(err.diagnostics.len(), 3, "{rendered}");
+}

@@ -27,6 +27,8 @@ pub struct Loaded {
     pub fetched_at_ms: i64,
     /// The connector's configured description, indexed with every tool.
     description: Option<String>,
+    /// The connector's configured search terms, indexed with the names.
+    search_terms: Arc<[(String, String)]>,
     index: OnceLock<Arc<CatalogIndex>>,
     validators: Mutex<HashMap<String, Arc<ArgValidator>>>,
     /// Sanitized tool name → tool positions, for program shortcuts.
@@ -58,11 +60,12 @@ impl Loaded {
             .unwrap_or_default()
     }
 
-    fn new(catalog: Catalog, fetched_at_ms: i64, description: Option<String>) -> Loaded {
+    fn new(catalog: Catalog, fetched_at_ms: i64, config: &ConnectorConfig) -> Loaded {
         Loaded {
             catalog: Arc::new(catalog),
             fetched_at_ms,
-            description,
+            description: config.description.clone(),
+            search_terms: config.search_terms.clone().into(),
             index: OnceLock::new(),
             validators: Mutex::new(HashMap::new()),
             aliases: OnceLock::new(),
@@ -74,9 +77,10 @@ impl Loaded {
     pub fn index(&self) -> Arc<CatalogIndex> {
         self.index
             .get_or_init(|| {
-                Arc::new(CatalogIndex::with_description(
+                Arc::new(CatalogIndex::with_config(
                     self.catalog.clone(),
                     self.description.as_deref(),
+                    &self.search_terms,
                 ))
             })
             .clone()
@@ -190,7 +194,7 @@ impl CatalogCell {
         let loaded = Arc::new(Loaded::new(
             Catalog::new(&self.config.id, tools),
             stored.fetched_at_ms,
-            self.config.description.clone(),
+            &self.config,
         ));
         loaded.warm();
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(loaded);
@@ -304,6 +308,7 @@ impl CatalogCell {
                 catalog: p.catalog.clone(),
                 fetched_at_ms,
                 description: p.description.clone(),
+                search_terms: p.search_terms.clone(),
                 index: p.index.get().cloned().map_or_else(OnceLock::new, |i| {
                     let cell = OnceLock::new();
                     let _ = cell.set(i);
@@ -317,11 +322,7 @@ impl CatalogCell {
                 ),
                 aliases: OnceLock::new(),
             }),
-            _ => Arc::new(Loaded::new(
-                catalog,
-                fetched_at_ms,
-                self.config.description.clone(),
-            )),
+            _ => Arc::new(Loaded::new(catalog, fetched_at_ms, &self.config)),
         };
         if changed {
             self.persist(loaded.catalog.clone(), fetched_at_ms);

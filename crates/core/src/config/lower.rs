@@ -529,6 +529,11 @@ fn lower_connector(
     if guide.is_none() {
         reject_without_guide(&raw.guide_summary, sink);
     }
+    let search_terms = raw
+        .search_terms
+        .as_ref()
+        .map(|t| lower_search_terms(t, sink))
+        .unwrap_or_default();
     let rate_limit = raw.rate_limit.as_ref().and_then(|r| {
         let v = r.get_ref();
         if v.calls == 0 || v.per_secs == 0 {
@@ -569,6 +574,7 @@ fn lower_connector(
         exclude_tools: raw.exclude_tools.unwrap_or_default(),
         overrides,
         guide,
+        search_terms,
         max_concurrency: raw
             .max_concurrency
             .as_ref()
@@ -645,6 +651,55 @@ fn check_credential_fits(
             }
         }
     }
+}
+
+/// At most this many configured search terms per connector.
+const MAX_SEARCH_TERMS: usize = 256;
+
+/// `search_terms = { close = "update" }`: each side one content word, the
+/// two different, the whole table of a modest size.
+fn lower_search_terms(
+    table: &Spanned<BTreeMap<String, Spanned<String>>>,
+    sink: &mut Sink<'_>,
+) -> Vec<(String, String)> {
+    if table.get_ref().len() > MAX_SEARCH_TERMS {
+        sink.at(
+            table.span(),
+            format!("search_terms may have at most {MAX_SEARCH_TERMS} entries"),
+        );
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (query_word, name_word) in table.get_ref() {
+        let shown = |w: &str| crate::error::clamp_text(w, 40).into_owned();
+        let (Some(q), Some(n)) = (
+            crate::search::search_term(query_word),
+            crate::search::search_term(name_word.get_ref()),
+        ) else {
+            sink.at(
+                name_word.span(),
+                format!(
+                    "search_terms: \"{}\" = \"{}\" needs one word on each side (not a function word like \"the\" or \"up\")",
+                    shown(query_word),
+                    shown(name_word.get_ref())
+                ),
+            );
+            continue;
+        };
+        if q == n {
+            sink.at(
+                name_word.span(),
+                format!(
+                    "search_terms: \"{}\" = \"{}\" maps a word to itself",
+                    shown(query_word),
+                    shown(name_word.get_ref())
+                ),
+            );
+            continue;
+        }
+        out.push((q, n));
+    }
+    out
 }
 
 fn reject_without_guide(summary: &Option<Spanned<String>>, sink: &mut Sink<'_>) {

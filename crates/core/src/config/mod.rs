@@ -163,6 +163,10 @@ pub struct ConnectorConfig {
     /// Operator annotation overrides by tool name (logged at boot).
     pub overrides: BTreeMap<String, AnnotationOverride>,
     pub guide: Option<Guide>,
+    /// Operator vocabulary for search: `(query term, name term)` pairs,
+    /// normalized ([`crate::search::search_term`]); a tool whose name
+    /// carries the name term is also found by the query term.
+    pub search_terms: Vec<(String, String)>,
     pub max_concurrency: Option<usize>,
     pub rate_limit: Option<RateLimit>,
     pub approval: Option<ApprovalPolicy>,

@@ -155,6 +155,7 @@ pub struct RawConnector {
     pub guide: Option<String>,
     pub guide_summary: Option<S<String>>,
     pub guide_required: Option<bool>,
+    pub search_terms: Option<S<BTreeMap<String, S<String>>>>,
     pub max_concurrency: Option<S<u64>>,
     pub rate_limit: Option<S<RawRateLimit>>,
     pub approval: Option<S<String>>,

@@ -24,6 +24,7 @@
 //! and kept per tool ([`CatalogIndex::compact_input`]): building the index
 //! never renders a schema.
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use crate::catalog::{Catalog, ToolDef};
@@ -133,12 +134,31 @@ impl CatalogIndex {
     /// Index a catalog; `description` is the connector's configured
     /// description, whose words then match every tool of this connector.
     pub fn with_description(catalog: Arc<Catalog>, description: Option<&str>) -> CatalogIndex {
+        CatalogIndex::with_config(catalog, description, &[])
+    }
+
+    /// Index a catalog with its connector's configured description and
+    /// search terms: each `(query term, name term)` pair (normalized by
+    /// [`super::search_term`]) makes every tool whose name carries the
+    /// name term findable by the query term, as an action synonym is.
+    pub fn with_config(
+        catalog: Arc<Catalog>,
+        description: Option<&str>,
+        search_terms: &[(String, String)],
+    ) -> CatalogIndex {
         let n = catalog.len().min(MAX_TOOLS_PER_INDEX);
         let bytes: usize = catalog.tools()[..n]
             .iter()
             .map(|t| t.name.len() + t.description().len())
             .sum();
-        Builder::new(n, bytes).build(n, catalog, description)
+        let mut builder = Builder::new(n, bytes);
+        for (query_term, name_term) in search_terms {
+            let words = builder.configured.entry(name_term.clone()).or_default();
+            if !words.contains(query_term) {
+                words.push(query_term.clone());
+            }
+        }
+        builder.build(n, catalog, description)
     }
 
     pub fn catalog(&self) -> &Arc<Catalog> {
@@ -398,6 +418,12 @@ struct Builder {
     /// The name being indexed: the operation of its leading verb so far,
     /// and how many of its terms have been looked at.
     name_op: (Op, u8),
+    /// The connector's configured search terms: name term → the query
+    /// terms that also find it.
+    configured: HashMap<String, Vec<String>>,
+    /// Name-synonym lists that add configured terms to the built-in ones
+    /// (`Emit::own_synonyms`).
+    own_synonyms: Vec<Vec<String>>,
 }
 
 /// The second halves of the pairs whose first half is `key`, in a table
@@ -425,8 +451,12 @@ struct Emit {
     term_stop: bool,
     /// A generic read verb a query may leave out of a name.
     optional_verb: bool,
-    /// The words a name carrying the term is also found by.
+    /// The words a name carrying the term is also found by (the built-in
+    /// groups).
     synonyms: &'static [String],
+    /// The same with the connector's configured terms added: an index into
+    /// `Builder::own_synonyms` (names only).
+    own_synonyms: Option<u32>,
     /// Those synonyms apply in descriptions and titles too (nouns).
     prose: bool,
     /// What a name leading with the term does.
@@ -460,6 +490,8 @@ impl Builder {
             name_extra: Vec::new(),
             synonym_pairs: Vec::new(),
             name_op: (Op::Unknown, 0),
+            configured: HashMap::new(),
+            own_synonyms: Vec::new(),
         }
     }
 
@@ -497,6 +529,34 @@ impl Builder {
         }
     }
 
+    /// Postings for the words a name term is also found by (`F_SYN`), and
+    /// the term's pairs for the name check the first time it is seen.
+    fn name_synonyms(&mut self, id: u32, tool: u32, emit: &Emit) {
+        let mut own = Vec::new();
+        let list: &[String] = match emit.own_synonyms {
+            None => emit.synonyms,
+            Some(i) => {
+                own = std::mem::take(&mut self.own_synonyms[i as usize]);
+                &own
+            }
+        };
+        if list.is_empty() {
+            return;
+        }
+        let paired = self.term_flags[id as usize] & T_PAIRED != 0;
+        self.term_flags[id as usize] |= T_PAIRED;
+        for synonym in list {
+            let synonym = self.intern(synonym);
+            self.synonym_posting(synonym, tool, F_SYN);
+            if !paired {
+                self.synonym_pairs.push((id, synonym));
+            }
+        }
+        if let Some(i) = emit.own_synonyms {
+            self.own_synonyms[i as usize] = own;
+        }
+    }
+
     /// Tokenize a word seen for the first time and record its terms.
     fn learn(&mut self, word: &str) {
         let start = self.emits.len() as u32;
@@ -505,6 +565,13 @@ impl Builder {
             let text_start = self.emit_text.len() as u32;
             self.emit_text.push_str(t);
             let id = if stop { NOT_INTERNED } else { self.intern(t) };
+            let synonyms = name_synonyms(t);
+            let own_synonyms = self.configured.get(t).map(|own| {
+                let mut all = synonyms.to_vec();
+                all.extend(own.iter().filter(|w| !synonyms.contains(w)).cloned());
+                self.own_synonyms.push(all);
+                self.own_synonyms.len() as u32 - 1
+            });
             self.emits.push(Emit {
                 id,
                 text: (text_start, self.emit_text.len() as u32),
@@ -512,7 +579,8 @@ impl Builder {
                 stop,
                 term_stop: is_stopword(t),
                 optional_verb: OPTIONAL_NAME_VERBS.contains(&t),
-                synonyms: name_synonyms(t),
+                synonyms,
+                own_synonyms,
                 prose: !prose_synonyms(t).is_empty(),
                 op: name_term_op(t),
             });
@@ -573,17 +641,8 @@ impl Builder {
                             self.synonym_posting(synonym, tool, F_DESC);
                         }
                     }
-                    if in_name && !emit.synonyms.is_empty() {
-                        let synonyms = emit.synonyms;
-                        let paired = self.term_flags[id as usize] & T_PAIRED != 0;
-                        self.term_flags[id as usize] |= T_PAIRED;
-                        for synonym in synonyms {
-                            let synonym = self.intern(synonym);
-                            self.synonym_posting(synonym, tool, F_SYN);
-                            if !paired {
-                                self.synonym_pairs.push((id, synonym));
-                            }
-                        }
+                    if in_name {
+                        self.name_synonyms(id, tool, &emit);
                     }
                 }
             }

@@ -35,4 +35,4 @@ pub use page::{
 };
 pub use rank::{Hit, MatchMode, QueryAnalysis, Ranked, SearchQuery, rank};
 pub use source::Source;
-pub use tokenize::{TermKind, for_each_term, stem, term_kind, tokenize};
+pub use tokenize::{TermKind, for_each_term, search_term, stem, term_kind, tokenize};

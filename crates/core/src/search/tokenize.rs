@@ -233,6 +233,22 @@ fn lowercase_into(out: &mut String, text: &str) {
     }
 }
 
+/// A configured search word as the index and the ranker see it: its one
+/// normalized term (`"Closing"` → `clos`), or `None` when the text is
+/// empty, more than one term, or a function word.
+pub fn search_term(word: &str) -> Option<String> {
+    let mut terms = Vec::new();
+    let mut function_word = false;
+    for_each_term(word, |t, surface| {
+        function_word |= is_stopword(surface) || is_stopword(t);
+        terms.push(t.to_owned());
+    });
+    match terms.as_slice() {
+        [one] if !function_word => Some(one.clone()),
+        _ => None,
+    }
+}
+
 /// Split text into normalized terms (convenience over [`for_each_term`]).
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut out = Vec::new();

@@ -547,3 +547,41 @@ fn two_words_of_a_long_query_that_the_cut_drops_are_a_no_match() {
     assert_eq!(r.mode, MatchMode::None);
     assert!(r.analysis.unmatched.contains(&"northwind".to_owned()));
 }
+
+#[test]
+fn a_configured_search_term_finds_the_tools_named_with_its_word() {
+    let tools = || {
+        vec![
+            tool("get_ticket", "Get a ticket by id.", true),
+            tool("create_ticket", "Open a new support ticket.", false),
+            tool(
+                "update_ticket",
+                "Change a ticket's status, assignee or tags.",
+                false,
+            ),
+        ]
+    };
+    let term = |w: &str| crate::search::search_term(w).expect("a word");
+    let plain = CatalogIndex::build(Arc::new(Catalog::new("desk", tools())));
+    let tuned = CatalogIndex::with_config(
+        Arc::new(Catalog::new("desk", tools())),
+        None,
+        &[(term("close"), term("update"))],
+    );
+    let first = |ix: &CatalogIndex, query: &str| {
+        let refs = [ix];
+        let r = rank_all(&refs, query);
+        r.hits
+            .first()
+            .map(|h| tool_name(&refs, h).to_owned())
+            .unwrap_or_default()
+    };
+    // "close" is in no tool's text: the operator's word is what finds it.
+    assert_ne!(first(&plain, "close ticket 812"), "update_ticket");
+    assert_eq!(first(&tuned, "close ticket 812"), "update_ticket");
+    // The term stands for the name word in the complete-name check, and
+    // the name word itself still finds its tool.
+    let refs = [&tuned];
+    assert_eq!(rank_all(&refs, "close ticket").mode, MatchMode::All);
+    assert_eq!(first(&tuned, "update ticket"), "update_ticket");
+}
