@@ -671,33 +671,26 @@ fn lower_search_terms(
     }
     let mut out = Vec::new();
     for (query_word, name_word) in table.get_ref() {
-        let shown = |w: &str| crate::error::clamp_text(w, 40).into_owned();
-        let (Some(q), Some(n)) = (
+        let terms = (
             crate::search::search_term(query_word),
             crate::search::search_term(name_word.get_ref()),
-        ) else {
-            sink.at(
-                name_word.span(),
-                format!(
-                    "search_terms: \"{}\" = \"{}\" needs one word on each side (not a function word like \"the\" or \"up\")",
-                    shown(query_word),
-                    shown(name_word.get_ref())
-                ),
-            );
-            continue;
+        );
+        let problem = match &terms {
+            (Some(q), Some(n)) if q == n => "maps a word to itself",
+            (Some(_), Some(_)) => {
+                out.extend(terms.0.zip(terms.1));
+                continue;
+            }
+            _ => "needs one word on each side (not a function word like \"the\" or \"up\")",
         };
-        if q == n {
-            sink.at(
-                name_word.span(),
-                format!(
-                    "search_terms: \"{}\" = \"{}\" maps a word to itself",
-                    shown(query_word),
-                    shown(name_word.get_ref())
-                ),
-            );
-            continue;
-        }
-        out.push((q, n));
+        sink.at(
+            name_word.span(),
+            format!(
+                "search_terms: \"{}\" = \"{}\" {problem}",
+                crate::error::clamp_text(query_word, 40),
+                crate::error::clamp_text(name_word.get_ref(), 40)
+            ),
+        );
     }
     out
 }

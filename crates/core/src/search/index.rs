@@ -566,7 +566,10 @@ impl Builder {
             self.emit_text.push_str(t);
             let id = if stop { NOT_INTERNED } else { self.intern(t) };
             let synonyms = name_synonyms(t);
-            let own_synonyms = self.configured.get(t).map(|own| {
+            let configured = (!self.configured.is_empty())
+                .then(|| self.configured.get(t))
+                .flatten();
+            let own_synonyms = configured.map(|own| {
                 let mut all = synonyms.to_vec();
                 all.extend(own.iter().filter(|w| !synonyms.contains(w)).cloned());
                 self.own_synonyms.push(all);

@@ -39,13 +39,10 @@ impl Op {
     }
 }
 
-/// Words that open a clause asking to read: imperative verbs, and the
-/// question words that open a question ("how many…", "who is…").
-/// Matched on the surface word, lowercased: `lists` or `posts` opening a
-/// query are nouns more often than verbs. Left out for a second sense:
-/// `get` ("get a new key"), `check` ("check in", "check out"), `download`
-/// and `export` (they often create a file), `open`, `do`, `have`.
-const QUERY_READ: &[&str] = &[
+/// Verbs that read, in a query (opening a clause, matched on the surface
+/// word, lowercased: `lists` or `posts` opening a query are nouns more
+/// often than verbs) and leading a tool's name (stemmed like index terms).
+const READ_VERBS: &[&str] = &[
     "list",
     "show",
     "find",
@@ -63,33 +60,31 @@ const QUERY_READ: &[&str] = &[
     "summarize",
     "summarise",
     "compare",
-    "what",
-    "whats",
-    "which",
-    "who",
-    "whos",
-    "whose",
-    "how",
-    "where",
-    "when",
-    "is",
-    "are",
-    "was",
-    "were",
-    "does",
-    "did",
 ];
 
-/// Verbs that open a clause asking to change something, on the surface
-/// word. Left out: words that open a noun phrase as often as a command
-/// (`merge requests`, `schedule`, `import`, `resume`, `star`, `pin`), and
-/// verbs whose object may be a read (`run`, `start`, `make`, `build`,
-/// `generate`, `set`, `pull`, `push`).
-const QUERY_WRITE: &[&str] = &[
+/// Question words: a query opening a clause with one asks to read ("how
+/// many…", "who is…").
+const QUESTION_WORDS: &[&str] = &[
+    "what", "whats", "which", "who", "whos", "whose", "how", "where", "when", "is", "are", "was",
+    "were", "does", "did",
+];
+
+/// Read verbs of names only. In a query, `get` has a second sense ("get a
+/// new key") and `query` is as often a noun. Left out of both sides:
+/// `check` ("check in", "check out"; see [`QUERY_VERB_BEFORE_OBJECT`]),
+/// `download` and `export` (they often create a file), `open`, `do`,
+/// `have`.
+const NAME_ONLY_READ: &[&str] = &["get", "query"];
+
+/// Verbs that change something, in a query and leading a tool's name.
+/// Left out of both sides: verbs whose object may be a read (`run`,
+/// `execute`, `make`, `build`, `generate`, `open`, `pull`, `push`,
+/// `sync`), and words that are nouns as often in both (`comment`,
+/// `message`, `tag`, `commit`, `change`, `order`).
+const WRITE_VERBS: &[&str] = &[
     "create",
     "add",
     "insert",
-    "post",
     "publish",
     "unpublish",
     "submit",
@@ -110,7 +105,6 @@ const QUERY_WRITE: &[&str] = &[
     "decline",
     "reject",
     "accept",
-    "update",
     "edit",
     "modify",
     "rename",
@@ -166,6 +160,18 @@ const QUERY_WRITE: &[&str] = &[
     "abort",
 ];
 
+/// Write verbs of queries only: `post` and `update` lead as many names as
+/// nouns (`posts_search`, `updates_list`) as verbs.
+const QUERY_ONLY_WRITE: &[&str] = &["post", "update"];
+
+/// Write verbs of names only: in a query they open a noun phrase as often
+/// as a command (`set`, `import`, `resume`, `start`, `stop`, `store`: see
+/// [`QUERY_VERB_BEFORE_OBJECT`]), or rarely lead one at all.
+const NAME_ONLY_WRITE: &[&str] = &[
+    "new", "set", "put", "patch", "store", "resume", "rollback", "scale", "clear", "start", "stop",
+    "import", "apply", "toggle", "copy", "clone", "fork",
+];
+
 /// Words that open a noun phrase as often as a command ("merge requests",
 /// "schedule for monday", "check-in times"): they open a clause as a verb
 /// only when an object follows at once ("merge the tickets", "check the
@@ -202,122 +208,6 @@ const OBJECT_OPENERS: &[&str] = &[
     "its", "all", "every", "each", "some", "it", "them",
 ];
 
-/// Leading verbs of tool names that read (stemmed like index terms).
-const NAME_READ: &[&str] = &[
-    "get",
-    "list",
-    "search",
-    "find",
-    "fetch",
-    "read",
-    "retrieve",
-    "view",
-    "describe",
-    "show",
-    "query",
-    "count",
-    "lookup",
-    "browse",
-    "inspect",
-    "summarize",
-    "compare",
-];
-
-/// Leading verbs of tool names that change something (stemmed). Left out:
-/// words that are nouns in names as often (`post`, `update`, `comment`,
-/// `message`, `tag`, `merge`, `commit`, `change`, `order`, `schedule`),
-/// and verbs whose object may be a read (`run`, `execute`, `generate`,
-/// `build`, `open`, `sync`).
-const NAME_WRITE: &[&str] = &[
-    "create",
-    "add",
-    "insert",
-    "new",
-    "publish",
-    "unpublish",
-    "submit",
-    "upload",
-    "send",
-    "invite",
-    "delete",
-    "remove",
-    "erase",
-    "destroy",
-    "purge",
-    "discard",
-    "drop",
-    "archive",
-    "unarchive",
-    "cancel",
-    "approve",
-    "decline",
-    "reject",
-    "accept",
-    "edit",
-    "modify",
-    "rename",
-    "move",
-    "assign",
-    "unassign",
-    "set",
-    "put",
-    "patch",
-    "write",
-    "save",
-    "store",
-    "restart",
-    "reboot",
-    "deploy",
-    "redeploy",
-    "pause",
-    "resume",
-    "enable",
-    "disable",
-    "activate",
-    "deactivate",
-    "install",
-    "uninstall",
-    "rollback",
-    "revert",
-    "restore",
-    "refund",
-    "subscribe",
-    "unsubscribe",
-    "kill",
-    "terminate",
-    "scale",
-    "close",
-    "reopen",
-    "complete",
-    "mark",
-    "clear",
-    "reset",
-    "start",
-    "stop",
-    "trigger",
-    "import",
-    "apply",
-    "void",
-    "upgrade",
-    "downgrade",
-    "toggle",
-    "lock",
-    "unlock",
-    "block",
-    "unblock",
-    "mute",
-    "unmute",
-    "grant",
-    "revoke",
-    "rotate",
-    "renew",
-    "duplicate",
-    "copy",
-    "clone",
-    "fork",
-    "abort",
-];
-
 /// Words between clauses: each clause needs its own leading verb.
 const CONJUNCTIONS: &[&str] = &["and", "then", "also", "plus", "or", "after", "before"];
 
@@ -330,13 +220,26 @@ struct Tables {
 fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
     TABLES.get_or_init(|| {
-        let ops = |read: &'static [&'static str], write: &'static [&'static str]| {
-            let read = read.iter().map(|&w| (w, Op::Read));
-            read.chain(write.iter().map(|&w| (w, Op::Write)))
+        let ops = |words: &[&'static [&'static str]], op: Op| {
+            words
+                .iter()
+                .flat_map(|list| list.iter())
+                .map(move |&w| (w, op))
+                .collect::<Vec<_>>()
         };
+        let query = [
+            ops(&[READ_VERBS, QUESTION_WORDS], Op::Read),
+            ops(&[WRITE_VERBS, QUERY_ONLY_WRITE], Op::Write),
+        ];
+        let name = [
+            ops(&[READ_VERBS, NAME_ONLY_READ], Op::Read),
+            ops(&[WRITE_VERBS, NAME_ONLY_WRITE], Op::Write),
+        ];
         Tables {
-            query: ops(QUERY_READ, QUERY_WRITE).collect(),
-            name: ops(NAME_READ, NAME_WRITE)
+            query: query.into_iter().flatten().collect(),
+            name: name
+                .into_iter()
+                .flatten()
                 .map(|(w, op)| (stem(w).into_owned(), op))
                 .collect(),
         }
