@@ -25,6 +25,7 @@
 //! never renders a schema.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
 
 use crate::catalog::{Catalog, ToolDef};
@@ -423,7 +424,7 @@ struct Builder {
     configured: HashMap<String, Vec<String>>,
     /// Name-synonym lists that add configured terms to the built-in ones
     /// (`Emit::own_synonyms`).
-    own_synonyms: Vec<Vec<String>>,
+    own_synonyms: Vec<Rc<[String]>>,
 }
 
 /// The second halves of the pairs whose first half is `key`, in a table
@@ -532,14 +533,10 @@ impl Builder {
     /// Postings for the words a name term is also found by (`F_SYN`), and
     /// the term's pairs for the name check the first time it is seen.
     fn name_synonyms(&mut self, id: u32, tool: u32, emit: &Emit) {
-        let mut own = Vec::new();
-        let list: &[String] = match emit.own_synonyms {
-            None => emit.synonyms,
-            Some(i) => {
-                own = std::mem::take(&mut self.own_synonyms[i as usize]);
-                &own
-            }
-        };
+        let own = emit
+            .own_synonyms
+            .map(|i| self.own_synonyms[i as usize].clone());
+        let list = own.as_deref().unwrap_or(emit.synonyms);
         if list.is_empty() {
             return;
         }
@@ -551,9 +548,6 @@ impl Builder {
             if !paired {
                 self.synonym_pairs.push((id, synonym));
             }
-        }
-        if let Some(i) = emit.own_synonyms {
-            self.own_synonyms[i as usize] = own;
         }
     }
 
@@ -572,7 +566,7 @@ impl Builder {
             let own_synonyms = configured.map(|own| {
                 let mut all = synonyms.to_vec();
                 all.extend(own.iter().filter(|w| !synonyms.contains(w)).cloned());
-                self.own_synonyms.push(all);
+                self.own_synonyms.push(all.into());
                 self.own_synonyms.len() as u32 - 1
             });
             self.emits.push(Emit {

@@ -435,3 +435,32 @@ fn the_size_bound_is_never_short_and_the_counter_is_exact() {
         serde_json::to_vec(&json!(worst)).map_or(0, |v| v.len())
     );
 }
+
+#[test]
+fn a_no_match_by_the_opposite_operation_says_which_way_in_its_hint() {
+    let tools = vec![
+        tool("list_videos", "List the videos of a channel.", Some(true)),
+        tool("get_video", "Get one video of a channel.", Some(true)),
+        tool(
+            "create_playlist",
+            "Create a playlist on a channel.",
+            Some(false),
+        ),
+        tool(
+            "delete_playlist",
+            "Delete a playlist of a channel.",
+            Some(false),
+        ),
+    ];
+    let ix = CatalogIndex::build(Arc::new(Catalog::new("tube", tools)));
+    let sources = [Source::ready(&ix)];
+    let hint = |query: &str| {
+        let p = page(json!({ "query": query }), Surface::SearchTools, &sources).expect("page");
+        assert_eq!(p["matchMode"], "none", "{p}");
+        p["hint"].as_str().expect("a hint").to_owned()
+    };
+    assert!(hint("upload a video to the channel").contains("only read"));
+    assert!(hint("show the playlists of the channel").contains("all change something"));
+    // Words that match nothing keep the plain hint.
+    assert!(hint("order a pizza").contains("no tool plausibly matches"));
+}

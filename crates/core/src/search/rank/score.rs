@@ -284,8 +284,7 @@ fn finish(
     read_only: bool,
 ) -> Cand {
     let req = q.required_mask;
-    let covered: f32 = bits(mask & req).map(|k| q.weights[k]).sum();
-    let coverage = covered / q.total_weight;
+    let coverage = coverage(mask, q);
     let complete_terms = strong & req == req;
     let complete_name = name.complete && (name.name_len >= 2 || q.n_required == 1);
     let tier = if exact {
@@ -335,10 +334,23 @@ fn bits(mut m: u32) -> impl Iterator<Item = usize> {
     })
 }
 
-/// A tool is a plausible answer when it is complete, explains at least half
-/// the query's weight, or matches two of its words.
+/// The share of the query's weight that the required terms of `mask`
+/// carry.
+fn coverage(mask: u32, q: &Query<'_>) -> f32 {
+    let covered: f32 = bits(mask & q.required_mask).map(|k| q.weights[k]).sum();
+    covered / q.total_weight
+}
+
+/// Words enough for an answer: half the query's weight, or two of its
+/// words.
+fn enough_words(mask: u32, coverage: f32, q: &Query<'_>) -> bool {
+    coverage >= MIN_BEST_COVERAGE || (mask & q.required_mask).count_ones() >= 2
+}
+
+/// A tool is a plausible answer when it is complete or has
+/// [`enough_words`].
 fn plausible(c: &Cand, q: &Query<'_>) -> bool {
-    c.tier <= 1 || c.coverage >= MIN_BEST_COVERAGE || (c.mask & q.required_mask).count_ones() >= 2
+    c.tier <= 1 || enough_words(c.mask, c.coverage, q)
 }
 
 /// The `offset + limit` best hits, without ordering the rest: a buffer of
@@ -625,9 +637,7 @@ impl Scratch {
             }
             if q.op.opposes(ix.op(tool)) {
                 // Counted when its words alone would make it plausible.
-                let matched = a.mask & q.required_mask;
-                let covered: f32 = bits(matched).map(|k| q.weights[k]).sum();
-                if matched.count_ones() >= 2 || covered >= MIN_BEST_COVERAGE * q.total_weight {
+                if enough_words(a.mask, coverage(a.mask, q), q) {
                     found.opposed += 1;
                 }
                 continue;
