@@ -295,13 +295,23 @@ async fn phrasal_verbs_fold_and_a_named_connector_keeps_its_answers() {
     let (page, err) = call(
         &client,
         "search_tools",
-        json!({"query": "archive a demo note"}),
+        json!({"query": "demo note archive"}),
     )
     .await;
     assert!(!err, "{page}");
     let found = names(&page);
     assert!(!found.is_empty(), "{page}");
     assert!(found.iter().all(|a| a.starts_with("demo.")), "{page}");
+    // Asked as a command, none of the demo tools archives: they read,
+    // create or delete.
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "archive a demo note"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(page["matchMode"], "none", "{page}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -347,6 +357,15 @@ async fn a_query_asking_for_a_change_gets_no_tool_that_only_reads() {
         page["tools"][0]["address"], "wide.quarterly_report_7",
         "{page}"
     );
+
+    // Deleting or creating a note is no way to restore one: a clear
+    // no-match that says so, where the words alone find `delete_note`.
+    let page = search("restore the deleted note").await;
+    assert_eq!(page["matchMode"], "none", "{page}");
+    let hint = page["hint"].as_str().expect("a hint");
+    assert!(hint.contains("another kind of change"), "{hint}");
+    let found = names(&search("the deleted note").await);
+    assert!(found.contains(&"demo.delete_note".to_owned()), "{found:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

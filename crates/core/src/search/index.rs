@@ -31,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 use crate::catalog::{Catalog, ToolDef};
 use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
-use super::operation::{Op, name_term_op};
+use super::operation::{Change, Op, name_term_change, name_term_op};
 use super::tokenize::{
     Compounds, Scratch, for_each_word, is_stopword, name_synonyms, prose_synonyms, terms,
     word_terms,
@@ -111,6 +111,9 @@ pub struct CatalogIndex {
     /// What each tool does: a read when it is read-only, else what its
     /// name's leading verb says (see [`super::operation`]).
     ops: Box<[Op]>,
+    /// The kind of change each tool's name says it makes, if it says one
+    /// (see [`Change`]).
+    changes: Box<[Option<Change>]>,
     read_only_tools: usize,
     /// The connector id as a term sequence (for `connector tool` exact names).
     connector_terms: Vec<u32>,
@@ -311,6 +314,11 @@ impl CatalogIndex {
         self.ops[tool as usize]
     }
 
+    /// The kind of change `tool` makes, as far as its name tells.
+    pub(crate) fn change(&self, tool: u32) -> Option<Change> {
+        self.changes[tool as usize]
+    }
+
     pub(crate) fn read_only_tools(&self) -> usize {
         self.read_only_tools
     }
@@ -375,6 +383,7 @@ impl CatalogIndex {
                 + self.synonym_pairs.capacity())
             + self.tool_info.capacity()
             + self.ops.len() * std::mem::size_of::<Op>()
+            + self.changes.len() * std::mem::size_of::<Option<Change>>()
             + std::mem::size_of_val(&*self.shapes)
             + shapes
     }
@@ -419,6 +428,8 @@ struct Builder {
     /// The name being indexed: the operation of its leading verb so far,
     /// and how many of its terms have been looked at.
     name_op: (Op, u8),
+    /// The current name's kind of change (see `name_op`).
+    name_change: Option<Change>,
     /// The connector's configured search terms: name term → the query
     /// terms that also find it.
     configured: HashMap<String, Vec<String>>,
@@ -462,6 +473,8 @@ struct Emit {
     prose: bool,
     /// What a name leading with the term does.
     op: Op,
+    /// The kind of change the term names, when it is such a verb.
+    change: Option<Change>,
 }
 
 const NOT_INTERNED: u32 = u32::MAX;
@@ -491,6 +504,7 @@ impl Builder {
             name_extra: Vec::new(),
             synonym_pairs: Vec::new(),
             name_op: (Op::Unknown, 0),
+            name_change: None,
             configured: HashMap::new(),
             own_synonyms: Vec::new(),
         }
@@ -580,6 +594,7 @@ impl Builder {
                 own_synonyms,
                 prose: !prose_synonyms(t).is_empty(),
                 op: name_term_op(t),
+                change: name_term_change(t),
             });
         });
         self.scratch = scratch;
@@ -620,6 +635,12 @@ impl Builder {
                     self.name_terms.push(id);
                     let (op, seen) = &mut self.name_op;
                     if *op == Op::Unknown && *seen < NAME_VERB_SPAN {
+                        // The verb that decides the operation says the
+                        // kind of change; a name's first word may say it
+                        // alone (`post_comment`, `download_images`).
+                        if emit.op != Op::Unknown || *seen == 0 {
+                            self.name_change = emit.change;
+                        }
                         *op = emit.op;
                         *seen += 1;
                     }
@@ -649,15 +670,19 @@ impl Builder {
     fn build(mut self, n: usize, catalog: Arc<Catalog>, description: Option<&str>) -> CatalogIndex {
         let mut tool_info = Vec::with_capacity(n);
         let mut ops = Vec::with_capacity(n);
+        let mut changes = Vec::with_capacity(n);
         for (i, tool) in catalog.tools().iter().take(n).enumerate() {
             let i = i as u32;
             self.name_op = (Op::Unknown, 0);
+            self.name_change = None;
             self.field(i, &tool.name, Compounds::Both, F_NAME);
-            ops.push(if tool.read_only() {
+            let op = if tool.read_only() {
                 Op::Read
             } else {
                 self.name_op.0
-            });
+            };
+            ops.push(op);
+            changes.push(self.name_change.filter(|_| op != Op::Read));
             self.name_offsets.push(self.name_terms.len() as u32);
             let titles = tool.title.iter().chain(tool.annotations.title.iter());
             for title in titles {
@@ -768,6 +793,7 @@ impl Builder {
             synonym_pairs: self.synonym_pairs,
             tool_info,
             ops: ops.into_boxed_slice(),
+            changes: changes.into_boxed_slice(),
             read_only_tools,
             connector_terms,
             shapes,
@@ -911,6 +937,43 @@ mod tests {
         assert_eq!(idx.name_extra(min).collect::<Vec<_>>(), vec![3]);
         assert_eq!(idx.tool_id("get_mine"), Some(3));
         assert_eq!(idx.tool_id("nope"), None);
+    }
+
+    #[test]
+    fn a_tools_kind_of_change_is_its_names_leading_verb() {
+        let mut read_only = tool("delete_preview", "");
+        read_only.annotations.read_only_hint = Some(true);
+        let names = [
+            "asana_create_task",
+            "ps_restart",
+            "post_comment",
+            "figma_post_comment",
+            "maintenance_on",
+            "update_app",
+            "reset_password",
+        ];
+        let mut tools: Vec<ToolDef> = names.iter().map(|n| tool(n, "")).collect();
+        tools.push(read_only);
+        let idx = CatalogIndex::build(Arc::new(Catalog::new("c", tools)));
+        let kinds: Vec<Option<Change>> = (0..idx.len() as u32).map(|t| idx.change(t)).collect();
+        assert_eq!(
+            kinds,
+            [
+                // The verb that decides the operation, within the first
+                // three words.
+                Some(Change::Add),
+                Some(Change::Restart),
+                // A verb of no operation counts only as the first word.
+                Some(Change::Add),
+                None,
+                None,
+                Some(Change::Any),
+                // `reset` changes, but in no particular kind.
+                None,
+                // A tool that only reads makes no change.
+                None,
+            ]
+        );
     }
 
     #[test]

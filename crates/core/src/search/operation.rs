@@ -16,6 +16,12 @@
 //! operator's overrides), or when its name leads with a known verb;
 //! `maintenance_on` or `run_query` without annotations have none, and are
 //! never dropped.
+//!
+//! A change has a kind ([`Change`]): a query whose every clause opens with
+//! a verb of a particular kind ("delete the app", "merge the tickets") is
+//! not answered by a tool whose name leads with a verb of another kind
+//! (`create_app`, `create_ticket`), unless that name carries the query's
+//! verb. General verbs (`update`, `set`, `run`) are of any kind.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -211,10 +217,236 @@ const OBJECT_OPENERS: &[&str] = &[
 /// Words between clauses: each clause needs its own leading verb.
 const CONJUNCTIONS: &[&str] = &["and", "then", "also", "plus", "or", "after", "before"];
 
-/// Query words (surface) and name terms (stemmed) → their operation.
+/// The kind of change a verb makes. A query that asks for one kind is
+/// not answered by a tool whose name leads with a verb of another ("delete
+/// the app" by `create_app`, "merge the tickets" by `create_ticket`),
+/// unless the tool's own words carry the query's verb ([`Change::admits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// Any change at all (`update`, `edit`, `set`, `manage`, `run`): a tool
+    /// named so may do what is asked, and a query asking so asks nothing
+    /// in particular.
+    Any,
+    /// Brings something into being or out to someone: create, send,
+    /// upload, invite, schedule, deploy.
+    Add,
+    Remove,
+    /// Ends something under way: cancel, abort, terminate.
+    Cancel,
+    Start,
+    Stop,
+    Restart,
+    Close,
+    Restore,
+    Merge,
+    Move,
+    Assign,
+    Refund,
+    Approve,
+    Reject,
+    /// Takes a copy out: download, export.
+    Export,
+}
+
+impl Change {
+    /// A tool whose name leads with a verb of kind `tool` may answer a
+    /// query asking for `self`.
+    pub(crate) fn admits(self, tool: Change) -> bool {
+        use Change::*;
+        self == tool
+            // An update may do any change but join two records into one
+            // or pay money back.
+            || (tool == Any && !matches!(self, Merge | Refund))
+            || self == Any
+            || matches!(
+                (self, tool),
+                (Add, Start)
+                    | (Start, Add)
+                    | (Cancel, Stop | Remove)
+                    | (Stop | Remove, Cancel)
+                    | (Restart, Start | Stop)
+                    | (Start, Restart)
+            )
+    }
+}
+
+/// Verbs by the kind of change they make (surface words; stemmed for
+/// names). A verb in no list makes no claim: a query opening with it asks
+/// for no kind, and a tool named with it is never dropped for its kind.
+const CHANGES: &[(Change, &[&str])] = &[
+    (
+        Change::Any,
+        &[
+            "update",
+            "edit",
+            "modify",
+            "patch",
+            "put",
+            "set",
+            "change",
+            "manage",
+            "apply",
+            "toggle",
+            "save",
+            "write",
+            "upsert",
+            "mark",
+            "configure",
+            "store",
+            "run",
+            "execute",
+            "invoke",
+            "call",
+            "perform",
+            "replace",
+            "process",
+            "handle",
+            "sync",
+        ],
+    ),
+    (
+        Change::Add,
+        &[
+            "create",
+            "add",
+            "insert",
+            "new",
+            "make",
+            "generate",
+            "compose",
+            "draft",
+            "register",
+            "post",
+            "submit",
+            "send",
+            "publish",
+            "notify",
+            "remind",
+            "reply",
+            "respond",
+            "forward",
+            "share",
+            "upload",
+            "import",
+            "attach",
+            "invite",
+            "schedule",
+            "book",
+            "log",
+            "deploy",
+            "redeploy",
+            "release",
+            "copy",
+            "duplicate",
+            "clone",
+            "fork",
+            "install",
+            "subscribe",
+            "grant",
+            "tag",
+            "label",
+            "star",
+            "pin",
+            "comment",
+            "link",
+            "enroll",
+            "open",
+        ],
+    ),
+    (
+        Change::Remove,
+        &[
+            "delete",
+            "remove",
+            "erase",
+            "destroy",
+            "drop",
+            "purge",
+            "discard",
+            "trash",
+            "uninstall",
+            "unsubscribe",
+            "revoke",
+            "detach",
+            "unlink",
+            "unshare",
+            "unpublish",
+            "unstar",
+            "unpin",
+        ],
+    ),
+    (
+        Change::Cancel,
+        &["cancel", "abort", "void", "terminate", "kill", "halt"],
+    ),
+    (
+        Change::Start,
+        &[
+            "start",
+            "resume",
+            "unpause",
+            "enable",
+            "activate",
+            "unblock",
+            "unban",
+            "unmute",
+            "unlock",
+            "unsuspend",
+            "trigger",
+            "launch",
+        ],
+    ),
+    (
+        Change::Stop,
+        &[
+            "stop",
+            "pause",
+            "suspend",
+            "disable",
+            "deactivate",
+            "block",
+            "ban",
+            "mute",
+            "lock",
+        ],
+    ),
+    (Change::Restart, &["restart", "reboot", "reload"]),
+    (
+        Change::Close,
+        &["close", "complete", "finish", "resolve", "archive", "end"],
+    ),
+    (
+        Change::Restore,
+        &[
+            "restore",
+            "undelete",
+            "recover",
+            "revert",
+            "rollback",
+            "undo",
+            "reopen",
+            "unarchive",
+        ],
+    ),
+    (Change::Merge, &["merge", "combine"]),
+    (Change::Move, &["move", "transfer", "rename", "relocate"]),
+    (Change::Assign, &["assign", "reassign", "unassign"]),
+    (Change::Refund, &["refund"]),
+    (
+        Change::Approve,
+        &["approve", "accept", "confirm", "authorize"],
+    ),
+    (Change::Reject, &["reject", "decline", "deny"]),
+    (Change::Export, &["download", "export"]),
+];
+
+/// Query words (surface) and name terms (stemmed) → their operation, and
+/// verbs (both forms) → the kind of change they make.
 struct Tables {
     query: HashMap<&'static str, Op>,
     name: HashMap<String, Op>,
+    query_change: HashMap<&'static str, Change>,
+    name_change: HashMap<String, Change>,
 }
 
 fn tables() -> &'static Tables {
@@ -235,6 +467,11 @@ fn tables() -> &'static Tables {
             ops(&[READ_VERBS, NAME_ONLY_READ], Op::Read),
             ops(&[WRITE_VERBS, NAME_ONLY_WRITE], Op::Write),
         ];
+        let changes = || {
+            CHANGES
+                .iter()
+                .flat_map(|&(change, words)| words.iter().map(move |&w| (w, change)))
+        };
         Tables {
             query: query.into_iter().flatten().collect(),
             name: name
@@ -242,6 +479,8 @@ fn tables() -> &'static Tables {
                 .flatten()
                 .map(|(w, op)| (stem(w).into_owned(), op))
                 .collect(),
+            query_change: changes().collect(),
+            name_change: changes().map(|(w, c)| (stem(w).into_owned(), c)).collect(),
         }
     })
 }
@@ -278,10 +517,31 @@ pub(crate) fn name_term_op(term: &str) -> Op {
     tables().name.get(term).copied().unwrap_or_default()
 }
 
+/// The kind of change a name term (stemmed) makes, if it is a verb of
+/// [`CHANGES`].
+pub(crate) fn name_term_change(term: &str) -> Option<Change> {
+    tables().name_change.get(term).copied()
+}
+
+/// What a query asks: its operation and, when it asks to change and every
+/// clause opens with a verb of one particular kind, those kinds with the
+/// verbs' terms (stemmed, as the query's terms are).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Intent {
+    pub op: Op,
+    pub changes: Vec<(Change, String)>,
+}
+
 /// What a whole query asks: `Read` or `Write` when every clause opens with
 /// a known word of that kind and no word of the other kind appears in it;
 /// otherwise `Unknown`.
+#[cfg(test)]
 pub(crate) fn query_op(query: &str) -> Op {
+    query_intent(query).op
+}
+
+/// [`query_op`], with the kinds of change its clauses' verbs make.
+pub(crate) fn query_intent(query: &str) -> Intent {
     // Lowercased words, and whether punctuation that ends a clause comes
     // before each.
     let mut words: Vec<(String, bool)> = Vec::new();
@@ -298,6 +558,9 @@ pub(crate) fn query_op(query: &str) -> Op {
     });
     let simple: Vec<Option<&str>> = words.iter().map(|(w, _)| Some(w.as_str())).collect();
     let (mut read, mut write) = (false, false);
+    let mut changes: Vec<(Change, String)> = Vec::new();
+    // Every clause's verb is of a particular kind.
+    let mut particular = true;
     let mut opening = true;
     let mut i = 0;
     while i < words.len() {
@@ -312,15 +575,15 @@ pub(crate) fn query_op(query: &str) -> Op {
         }
         let phrase = query_phrase(&simple[i..]);
         let next = words.get(i + 1).map(|(w, _)| w.as_str());
-        let (op, len) = match phrase {
-            Some((len, to)) => (phrase_op(to), len),
-            None if opening => (opening_op(word, next), 1),
-            None => (query_word_op(word), 1),
+        let (op, len, verb) = match phrase {
+            Some((len, to)) => (phrase_op(to), len, to),
+            None if opening => (opening_op(word, next), 1, word.as_str()),
+            None => (query_word_op(word), 1, word.as_str()),
         };
         if opening {
             if matches!(word.as_str(), "if" | "whether") {
                 // "see if you can add…": the verb is a condition's.
-                return Op::Unknown;
+                return Intent::default();
             }
             if op == Op::Unknown {
                 if phrase.is_none() && is_stopword(word) {
@@ -328,7 +591,13 @@ pub(crate) fn query_op(query: &str) -> Op {
                     continue;
                 }
                 // A clause whose operation is not known.
-                return Op::Unknown;
+                return Intent::default();
+            }
+            match tables().query_change.get(verb) {
+                Some(&change) if change != Change::Any => {
+                    changes.push((change, stem(verb).into_owned()));
+                }
+                _ => particular = false,
             }
             opening = false;
         }
@@ -340,9 +609,15 @@ pub(crate) fn query_op(query: &str) -> Op {
         i += len;
     }
     match (read, write) {
-        (true, false) => Op::Read,
-        (false, true) => Op::Write,
-        _ => Op::Unknown,
+        (true, false) => Intent {
+            op: Op::Read,
+            changes: Vec::new(),
+        },
+        (false, true) => Intent {
+            op: Op::Write,
+            changes: if particular { changes } else { Vec::new() },
+        },
+        _ => Intent::default(),
     }
 }
 
@@ -447,6 +722,77 @@ mod tests {
         assert_eq!(name_term_op(&stem("retrieve")), Op::Read);
         assert_eq!(name_term_op(&stem("post")), Op::Unknown);
         assert_eq!(name_term_op("zendesk"), Op::Unknown);
+    }
+
+    fn changes(query: &str) -> Vec<Change> {
+        query_intent(query)
+            .changes
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect()
+    }
+
+    #[test]
+    fn each_clause_verb_gives_its_kind_of_change() {
+        assert_eq!(changes("delete the heroku app"), [Change::Remove]);
+        assert_eq!(
+            changes("archive the ticket, then send the customer a note"),
+            [Change::Close, Change::Add]
+        );
+        // Phrasal verbs count as the verb they fold to.
+        assert_eq!(changes("roll back my site"), [Change::Restore]);
+        assert_eq!(changes("get rid of the old branch"), [Change::Remove]);
+        // The verb's term, stemmed as the query's terms are.
+        assert_eq!(
+            query_intent("merge the tickets").changes,
+            [(Change::Merge, stem("merge").into_owned())]
+        );
+    }
+
+    #[test]
+    fn a_general_verb_or_a_read_asks_no_kind_of_change() {
+        // "update" may mean any change: nothing is asked in particular.
+        assert_eq!(changes("update the ticket"), []);
+        assert_eq!(changes("update the ticket and delete the draft"), []);
+        // A verb of no kind.
+        assert_eq!(changes("rotate the api key"), []);
+        assert_eq!(changes("list the tickets"), []);
+        assert_eq!(changes("find the ticket and close it"), []);
+    }
+
+    #[test]
+    fn kinds_admit_themselves_general_changes_and_their_kin() {
+        use Change::*;
+        assert!(Remove.admits(Remove));
+        assert!(Remove.admits(Any));
+        assert!(Any.admits(Export));
+        assert!(!Remove.admits(Add));
+        assert!(!Restore.admits(Add));
+        assert!(Cancel.admits(Remove) && Remove.admits(Cancel));
+        assert!(Stop.admits(Cancel) && !Stop.admits(Remove));
+        assert!(Restart.admits(Start) && Start.admits(Restart));
+        // An update does not join two records or pay money back.
+        assert!(!Merge.admits(Any));
+        assert!(!Refund.admits(Any));
+    }
+
+    #[test]
+    fn a_verb_has_one_kind() {
+        let mut seen = std::collections::HashSet::new();
+        for (_, words) in CHANGES {
+            for w in *words {
+                assert!(seen.insert(stem(w)), "{w} has two kinds");
+            }
+        }
+    }
+
+    #[test]
+    fn name_verbs_have_kinds() {
+        assert_eq!(name_term_change(&stem("create")), Some(Change::Add));
+        assert_eq!(name_term_change(&stem("deleting")), Some(Change::Remove));
+        assert_eq!(name_term_change(&stem("update")), Some(Change::Any));
+        assert_eq!(name_term_change(&stem("download")), Some(Change::Export));
+        assert_eq!(name_term_change("zendesk"), None);
     }
 
     #[test]

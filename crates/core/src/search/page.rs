@@ -302,11 +302,17 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
         MatchMode::None => {
             page.insert("matchMode".into(), json!("none"));
             page.insert("queryAnalysis".into(), analysis(&ranked.analysis, true));
-            let hint = match (ranked.opposed, ranked.asks) {
-                (1.., Op::Write) => {
+            let hint = match (ranked.opposed, ranked.other_change, ranked.asks) {
+                (1.., 0, Op::Write) => {
                     "the tools matching these words only read, and the query asks to change something: no tool here does that; to read instead, ask with a read verb (list, show, find)"
                 }
-                (1.., Op::Read) => {
+                (0, 1.., Op::Write) => {
+                    "the tools matching these words make another kind of change than the query's verb names (create where it asks to delete, say): no tool here does that; search the object alone to see what its tools do"
+                }
+                (1.., 1.., Op::Write) => {
+                    "the tools matching these words only read, or make another kind of change than the query's verb names: no tool here does that; search the object alone to see what its tools do"
+                }
+                (1.., _, Op::Read) => {
                     "the tools matching these words all change something, and the query asks to read; to change something, name the action (create, update, delete…)"
                 }
                 _ if ranked.analysis.unmatched.is_empty() => {

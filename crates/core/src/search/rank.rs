@@ -41,7 +41,7 @@ use std::cmp::Ordering;
 use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
-use super::operation::{Op, query_op};
+use super::operation::{Op, query_intent};
 use super::tokenize::{TermKind, is_stopword, query_phrase, query_words, stem, term_kind};
 use super::vocab::{shared_find, term_hash};
 
@@ -131,6 +131,9 @@ pub struct Ranked {
     /// Tools that matched the query's words but do the opposite of what
     /// it asks, and so were left out.
     pub opposed: usize,
+    /// Tools that matched the query's words but whose names say they make
+    /// another kind of change than it asks for, and so were left out.
+    pub other_change: usize,
 }
 
 struct QTerm {
@@ -257,6 +260,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             },
             asks: Op::Unknown,
             opposed: 0,
+            other_change: 0,
         };
     }
 
@@ -350,6 +354,12 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         }
     }
 
+    let intent = query_intent(q.query);
+    // The query's own verbs, as scored terms: a tool of another kind of
+    // change that carries one of them is not dropped for its kind.
+    let verb_mask: u32 = (0..terms.len())
+        .filter(|&k| intent.changes.iter().any(|(_, v)| *v == raw[terms[k]].text))
+        .fold(0, |m, k| m | 1 << k);
     let query = Query {
         raw_distinct: &raw_distinct,
         distinct_scored: &distinct_scored,
@@ -364,7 +374,9 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             .any(|&(a, b)| raw_distinct[a] == raw_distinct[b]),
         safety: q.safety,
         in_scope: &in_scope,
-        op: query_op(q.query),
+        op: intent.op,
+        changes: &intent.changes,
+        verb_mask,
         local: &local,
         n_distinct,
     };
@@ -381,13 +393,15 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
                 analysis: QueryAnalysis::default(),
                 asks: query.op,
                 opposed: 0,
+                other_change: 0,
             };
         }
         let found = scratch.candidates(indexes, &query, window);
         if found.plausible == 0 {
             return no_match(&raw, &terms, ignored, &query, &found);
         }
-        let (hits, total, all_terms, union) = scratch.cut(&query, found.best_base);
+        let (hits, total, all_terms, union) =
+            scratch.cut(&query, found.best_base.max(found.left_out_base));
         if total == 0 {
             // Plausible by two words, but too little of a long query for
             // the cut: nothing to show is a no-match, not an empty partial
@@ -428,6 +442,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             analysis,
             asks: query.op,
             opposed: found.opposed,
+            other_change: found.other_change,
         }
     })
 }
@@ -473,6 +488,7 @@ fn no_match(
         },
         asks: query.op,
         opposed: found.opposed,
+        other_change: found.other_change,
     }
 }
 
@@ -522,6 +538,7 @@ fn browse(indexes: &[&CatalogIndex], safety: Safety, window: usize) -> Ranked {
         analysis: QueryAnalysis::default(),
         asks: Op::Unknown,
         opposed: 0,
+        other_change: 0,
     }
 }
 

@@ -648,6 +648,7 @@ const QUERY_PHRASES: &[(&[&str], &str)] = &[
     (&["turn", "off"], "disable"),
     (&["switch", "off"], "disable"),
     (&["shut", "down"], "stop"),
+    (&["roll", "back"], "rollback"),
     (&["pull", "up"], "get"),
     (&["bring", "up"], "get"),
 ];

@@ -461,6 +461,12 @@ fn a_no_match_by_the_opposite_operation_says_which_way_in_its_hint() {
     };
     assert!(hint("upload a video to the channel").contains("only read"));
     assert!(hint("show the playlists of the channel").contains("all change something"));
+    // Tools that change, but not in the way asked.
+    assert!(
+        hint("rename the playlist of the channel").contains("another kind of change"),
+        "{}",
+        hint("rename the playlist of the channel")
+    );
     // Words that match nothing keep the plain hint.
     assert!(hint("order a pizza").contains("no tool plausibly matches"));
 }

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 
 use crate::policy::Safety;
 use crate::search::index::{CatalogIndex, F_DESC, F_NAME, F_SYN, F_TITLE};
-use crate::search::operation::Op;
+use crate::search::operation::{Change, Op};
 
 use super::{
     BIGRAM_BONUS, COMPLETE_NAME_BONUS, Hit, KEEP_COVERAGE, KEEP_RATIO, MIN_BEST_COVERAGE,
@@ -39,12 +39,28 @@ pub(super) struct Query<'a> {
     pub in_scope: &'a [bool],
     /// What the query asks to do: tools doing the opposite are no answer.
     pub op: Op,
+    /// The kinds of change the query's verbs ask for (empty: none in
+    /// particular), and those verbs as scored terms.
+    pub changes: &'a [(Change, String)],
+    pub verb_mask: u32,
     /// Term ids of the distinct texts: `local[source * n_distinct + d]`.
     pub local: &'a [Option<u32>],
     pub n_distinct: usize,
 }
 
 impl Query<'_> {
+    /// A tool making change `tool`, matching the query's terms `mask`,
+    /// makes another change than every one the query asks for, and its
+    /// words do not carry the query's verb.
+    fn other_change(&self, tool: Option<Change>, mask: u32) -> bool {
+        match tool {
+            Some(tool) if !self.changes.is_empty() => {
+                mask & self.verb_mask == 0 && !self.changes.iter().any(|(c, _)| c.admits(tool))
+            }
+            _ => false,
+        }
+    }
+
     fn ids(&self, source: usize) -> &[Option<u32>] {
         &self.local[source * self.n_distinct..(source + 1) * self.n_distinct]
     }
@@ -89,6 +105,12 @@ pub(super) struct Found {
     /// Tools matching some query word that do the opposite of what the
     /// query asks.
     pub opposed: usize,
+    /// Tools matching some query word whose name says they make another
+    /// kind of change than the query asks for.
+    pub other_change: usize,
+    /// The best evidence among those (the relevance cut's bar when no
+    /// answer has more).
+    pub left_out_base: f32,
 }
 
 /// Per-tool accumulator. `stamp` says which index visit wrote it; any other
@@ -548,6 +570,8 @@ impl Scratch {
             plausible: 0,
             best_base: 0.0,
             opposed: 0,
+            other_change: 0,
+            left_out_base: 0.0,
         };
         for (source, ix) in indexes.iter().enumerate() {
             let ids = q.ids(source);
@@ -635,10 +659,28 @@ impl Scratch {
             if !admits(q.safety, read_only) {
                 continue;
             }
-            if q.op.opposes(ix.op(tool)) {
+            let opposed = q.op.opposes(ix.op(tool));
+            if opposed || q.other_change(ix.change(tool), a.own) {
                 // Counted when its words alone would make it plausible.
-                if enough_words(a.mask, coverage(a.mask, q), q) {
-                    found.opposed += 1;
+                // A tool of another kind of change still sets the bar for
+                // the others: it does the same sort of thing to the same
+                // objects, so the words fit it as well as they fit
+                // anything. (A tool of the opposite operation does not:
+                // the writers a read request leaves out often match it by
+                // their connector's name alone, and would cut the readers
+                // that fit.)
+                let (mut score, mut mask) = (a.score, a.mask);
+                let mut strong = mask;
+                add_connector_evidence(q, connector, topic, &mut score, &mut mask, &mut strong);
+                if enough_words(mask, coverage(mask, q), q) {
+                    if opposed {
+                        found.opposed += 1;
+                    } else {
+                        found.other_change += 1;
+                    }
+                    if !opposed {
+                        found.left_out_base = found.left_out_base.max(score);
+                    }
                 }
                 continue;
             }

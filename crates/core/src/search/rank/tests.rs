@@ -529,6 +529,143 @@ fn mixed_or_unknown_operations_drop_nothing() {
     }
 }
 
+/// An app platform's writers: each name says which change it makes.
+fn app_tools() -> Vec<ToolDef> {
+    vec![
+        tool("create_app", "Create a staging app in a region.", false),
+        tool(
+            "restart_app",
+            "Restart every process of a staging or production app.",
+            false,
+        ),
+        tool(
+            "update_app",
+            "Update a staging app's name or region.",
+            false,
+        ),
+        tool(
+            "create_backup",
+            "Create a backup of an app's database that you can restore later.",
+            false,
+        ),
+        tool(
+            "create_restore_job",
+            "Start a job that loads a backup into an app's database.",
+            false,
+        ),
+        tool(
+            "cancel_release",
+            "Cancel a release that is rolling out.",
+            false,
+        ),
+    ]
+}
+
+#[test]
+fn a_query_asking_one_change_drops_the_tools_named_for_another() {
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("apps", app_tools())));
+    let refs = [&idx];
+    // Creating or restarting is no way to delete; an update may be.
+    let r = rank_all(&refs, "delete the staging app");
+    let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+    assert!(!names.contains(&"create_app"), "{names:?}");
+    assert!(!names.contains(&"restart_app"), "{names:?}");
+    assert!(names.contains(&"update_app"), "{names:?}");
+    assert!(r.other_change >= 2, "{}", r.other_change);
+}
+
+#[test]
+fn the_tools_left_out_still_set_the_relevance_bar() {
+    let tools = vec![
+        tool(
+            "create_payment",
+            "Create a payment for a customer order.",
+            false,
+        ),
+        tool("list_orders", "List the orders of a customer.", true),
+        unannotated("customer_notes", "Notes on a customer's order."),
+    ];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("shop", tools)));
+    let refs = [&idx];
+    // Nothing here pays money back. The notes match two words in their
+    // description only: far below the payment tool's evidence, they do
+    // not become the answer because that tool was left out.
+    let r = rank_all(&refs, "refund the payment for a customer order");
+    assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
+    assert_eq!((r.opposed, r.other_change), (1, 1));
+    // Asked without a verb, the same words find the payment tool.
+    let r = rank_all(&refs, "payment for a customer order");
+    assert_eq!(
+        r.hits.first().map(|h| tool_name(&refs, h)),
+        Some("create_payment")
+    );
+}
+
+#[test]
+fn a_name_carrying_the_querys_verb_is_kept_whatever_its_leading_verb() {
+    let names = run_on(app_tools(), "restore the app database from a backup");
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("create_restore_job"),
+        "{names:?}"
+    );
+    // A description that mentions the verb does not keep a tool named for
+    // another change.
+    assert!(!names.contains(&"create_backup".to_owned()), "{names:?}");
+}
+
+#[test]
+fn joining_records_or_paying_back_is_not_an_update() {
+    let tools = vec![
+        tool("create_ticket", "Create a support ticket.", false),
+        tool(
+            "update_ticket",
+            "Update a support ticket's status or assignee.",
+            false,
+        ),
+        tool("get_ticket", "Get a support ticket.", true),
+    ];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("desk", tools)));
+    let refs = [&idx];
+    let r = rank_all(&refs, "merge the two duplicate support tickets");
+    assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
+    assert_eq!((r.asks, r.opposed, r.other_change), (Op::Write, 1, 2));
+    // Closing one is something an update does.
+    let r = rank_all(&refs, "close the duplicate support ticket");
+    let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+    assert_eq!(names, ["update_ticket"]);
+}
+
+#[test]
+fn kinds_of_change_that_do_the_same_work_admit_each_other() {
+    let tools = vec![
+        tool(
+            "delete_subscription",
+            "Delete a monthly subscription.",
+            false,
+        ),
+        tool("cancel_build", "Cancel a running build.", false),
+        tool("restart_timer", "Restart a stopped timer.", false),
+        tool(
+            "create_subscription",
+            "Create a monthly subscription.",
+            false,
+        ),
+    ];
+    let finds = |query: &str, name: &str| run_on(tools.clone(), query).contains(&name.to_owned());
+    assert!(finds(
+        "cancel the monthly subscription",
+        "delete_subscription"
+    ));
+    assert!(finds("stop the running build", "cancel_build"));
+    assert!(finds("start the stopped timer", "restart_timer"));
+    // A subscription is not cancelled by creating one.
+    assert!(!finds(
+        "cancel the monthly subscription",
+        "create_subscription"
+    ));
+}
+
 #[test]
 fn two_words_of_a_long_query_that_the_cut_drops_are_a_no_match() {
     let tools = vec![
