@@ -366,6 +366,15 @@ async fn a_query_asking_for_a_change_gets_no_tool_that_only_reads() {
     assert!(hint.contains("another kind of change"), "{hint}");
     let found = names(&search("the deleted note").await);
     assert!(found.contains(&"demo.delete_note".to_owned()), "{found:?}");
+
+    // A service that nothing connected serves is named in the no-match.
+    let page = search("post the quarterly report 7 to slack").await;
+    assert_eq!(page["matchMode"], "none", "{page}");
+    let hint = page["hint"].as_str().expect("a hint");
+    assert!(
+        hint.contains("names slack, which no connector here serves"),
+        "{hint}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -18,6 +18,7 @@ mod index;
 mod operation;
 mod page;
 mod rank;
+mod services;
 mod source;
 mod suggest;
 mod tokenize;

@@ -211,7 +211,8 @@ const QUERY_VERB_BEFORE_OBJECT: &[(&str, Op)] = &[
 /// pronouns.
 const OBJECT_OPENERS: &[&str] = &[
     "the", "a", "an", "this", "that", "these", "those", "my", "our", "your", "their", "his", "her",
-    "its", "all", "every", "each", "some", "it", "them",
+    "its", "all", "every", "each", "some", "it", "them", "both", "two", "three", "four", "five",
+    "several", "multiple",
 ];
 
 /// Words between clauses: each clause needs its own leading verb.
@@ -549,10 +550,16 @@ pub(crate) fn query_intent(query: &str) -> Intent {
     for_each_word(query, |w| {
         let start = w.as_ptr() as usize - query.as_ptr() as usize;
         let gap = &query[last_end..start];
-        let breaks = gap.contains([',', ';', '!', '?', ':', '\n', '(', '—', '–'])
-            || gap.contains(". ")
-            || gap.contains(" - ")
-            || gap.ends_with('.');
+        // Inside a number or a time ("1,000", "6:30", "v1.2") nothing
+        // ends.
+        let in_number = matches!(gap, "," | "." | ":")
+            && query[..last_end].ends_with(|c: char| c.is_ascii_digit())
+            && w.starts_with(|c: char| c.is_ascii_digit());
+        let breaks = !in_number
+            && (gap.contains([',', ';', '!', '?', ':', '\n', '(', '—', '–'])
+                || gap.contains(". ")
+                || gap.contains(" - ")
+                || gap.ends_with('.'));
         last_end = start + w.len();
         words.push((w.to_ascii_lowercase(), breaks));
     });
@@ -699,6 +706,24 @@ mod tests {
             query_op("list the incidents - show the open ones"),
             Op::Read
         );
+    }
+
+    #[test]
+    fn numbers_and_times_end_no_clause() {
+        assert_eq!(
+            query_op("schedule the lights to dim at 6:30 every weekday"),
+            Op::Write
+        );
+        assert_eq!(query_op("delete the 1,000 oldest rows"), Op::Write);
+        assert_eq!(query_op("show the notes of v1.2"), Op::Read);
+        // Between words they still do.
+        assert_eq!(query_op("delete the note: list the rest"), Op::Unknown);
+    }
+
+    #[test]
+    fn a_number_or_both_shows_an_object_follows() {
+        assert_eq!(query_op("merge two duplicate tickets"), Op::Write);
+        assert_eq!(query_op("merge both profiles"), Op::Write);
     }
 
     #[test]

@@ -302,7 +302,12 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
         MatchMode::None => {
             page.insert("matchMode".into(), json!("none"));
             page.insert("queryAnalysis".into(), analysis(&ranked.analysis, true));
+            let missing = &ranked.missing_services;
             let hint = match (ranked.opposed, ranked.other_change, ranked.asks) {
+                _ if !missing.is_empty() => &format!(
+                    "the query names {}, which no connector here serves: no tool here is an answer; send an empty query to browse what is connected",
+                    missing.join(" and ")
+                ),
                 (1.., 0, Op::Write) => {
                     "the tools matching these words only read, and the query asks to change something: no tool here does that; to read instead, ask with a read verb (list, show, find)"
                 }

@@ -42,6 +42,7 @@ use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
 use super::operation::{Op, query_intent};
+use super::services::named_services;
 use super::tokenize::{TermKind, is_stopword, query_phrase, query_words, stem, term_kind};
 use super::vocab::{shared_find, term_hash};
 
@@ -134,6 +135,9 @@ pub struct Ranked {
     /// Tools that matched the query's words but whose names say they make
     /// another kind of change than it asks for, and so were left out.
     pub other_change: usize,
+    /// Well-known services the query names that no catalog searched
+    /// knows (lowercased), in query order.
+    pub missing_services: Vec<String>,
 }
 
 struct QTerm {
@@ -261,6 +265,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             asks: Op::Unknown,
             opposed: 0,
             other_change: 0,
+            missing_services: Vec::new(),
         };
     }
 
@@ -360,6 +365,15 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let verb_mask: u32 = (0..terms.len())
         .filter(|&k| intent.changes.iter().any(|(_, v)| *v == raw[terms[k]].text))
         .fold(0, |m, k| m | 1 << k);
+    // Services the query names that no catalog here knows.
+    let missing: Vec<String> = named_services(q.query)
+        .into_iter()
+        .filter(|name| {
+            let t = stem(name);
+            let id = shared_find(&t, term_hash(&t));
+            !id.is_some_and(|id| indexes.iter().any(|ix| ix.local_term(id).is_some()))
+        })
+        .collect();
     let query = Query {
         raw_distinct: &raw_distinct,
         distinct_scored: &distinct_scored,
@@ -375,6 +389,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         safety: q.safety,
         in_scope: &in_scope,
         op: intent.op,
+        missing: &missing,
         changes: &intent.changes,
         verb_mask,
         local: &local,
@@ -394,6 +409,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
                 asks: query.op,
                 opposed: 0,
                 other_change: 0,
+                missing_services: Vec::new(),
             };
         }
         let found = scratch.candidates(indexes, &query, window);
@@ -443,6 +459,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             asks: query.op,
             opposed: found.opposed,
             other_change: found.other_change,
+            missing_services: missing.clone(),
         }
     })
 }
@@ -489,6 +506,7 @@ fn no_match(
         asks: query.op,
         opposed: found.opposed,
         other_change: found.other_change,
+        missing_services: query.missing.to_vec(),
     }
 }
 
@@ -539,6 +557,7 @@ fn browse(indexes: &[&CatalogIndex], safety: Safety, window: usize) -> Ranked {
         asks: Op::Unknown,
         opposed: 0,
         other_change: 0,
+        missing_services: Vec::new(),
     }
 }
 

@@ -469,4 +469,11 @@ fn a_no_match_by_the_opposite_operation_says_which_way_in_its_hint() {
     );
     // Words that match nothing keep the plain hint.
     assert!(hint("order a pizza").contains("no tool plausibly matches"));
+    // A service nothing here serves is named.
+    assert!(
+        hint("create a playlist on spotify")
+            .contains("names spotify, which no connector here serves"),
+        "{}",
+        hint("create a playlist on spotify")
+    );
 }

@@ -39,6 +39,9 @@ pub(super) struct Query<'a> {
     pub in_scope: &'a [bool],
     /// What the query asks to do: tools doing the opposite are no answer.
     pub op: Op,
+    /// Services the query names that no catalog here knows: an answer
+    /// must then cover half its weight by itself.
+    pub missing: &'a [String],
     /// The kinds of change the query's verbs ask for (empty: none in
     /// particular), and those verbs as scored terms.
     pub changes: &'a [(Change, String)],
@@ -366,13 +369,15 @@ fn coverage(mask: u32, q: &Query<'_>) -> f32 {
 /// Words enough for an answer: half the query's weight, or two of its
 /// words.
 fn enough_words(mask: u32, coverage: f32, q: &Query<'_>) -> bool {
-    coverage >= MIN_BEST_COVERAGE || (mask & q.required_mask).count_ones() >= 2
+    coverage >= MIN_BEST_COVERAGE
+        || (q.missing.is_empty() && (mask & q.required_mask).count_ones() >= 2)
 }
 
 /// A tool is a plausible answer when it is complete or has
-/// [`enough_words`].
+/// [`enough_words`]; for a query naming a missing service, only an exact
+/// name or enough words will do.
 fn plausible(c: &Cand, q: &Query<'_>) -> bool {
-    c.tier <= 1 || enough_words(c.mask, c.coverage, q)
+    c.tier == 0 || (c.tier == 1 && q.missing.is_empty()) || enough_words(c.mask, c.coverage, q)
 }
 
 /// The `offset + limit` best hits, without ordering the rest: a buffer of

@@ -667,6 +667,55 @@ fn kinds_of_change_that_do_the_same_work_admit_each_other() {
 }
 
 #[test]
+fn a_service_no_catalog_knows_holds_the_query_to_a_stricter_bar() {
+    let tools = vec![
+        tool(
+            "produce_message",
+            "Produce a message to the topic of a channel.",
+            false,
+        ),
+        tool(
+            "get_provider_versions",
+            "Get the published versions of a provider.",
+            true,
+        ),
+        tool("create_channel", "Create a channel.", false),
+    ];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("bus", tools)));
+    let refs = [&idx];
+    // Two shared words would do for a query about nothing in particular;
+    // for one about Slack, which nothing here serves, they do not.
+    let r = rank_all(&refs, "post a message in the support slack channel");
+    assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
+    assert_eq!(r.missing_services, ["slack"]);
+    let r = rank_all(&refs, "post a message in the support channel");
+    assert!(!r.hits.is_empty());
+    assert!(r.missing_services.is_empty());
+    // A service named as an object, where the rest of the query is
+    // answered well enough, still finds its tool.
+    let r = rank_all(&refs, "get the published versions of the aws provider");
+    assert_eq!(
+        r.hits.first().map(|h| tool_name(&refs, h)),
+        Some("get_provider_versions")
+    );
+    assert_eq!(r.missing_services, ["aws"]);
+}
+
+#[test]
+fn a_service_a_catalog_mentions_is_not_missing() {
+    let tools = vec![tool(
+        "send_alert",
+        "Send an alert to a Slack channel through the webhook.",
+        false,
+    )];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("alerts", tools)));
+    let refs = [&idx];
+    let r = rank_all(&refs, "send an alert to slack");
+    assert_eq!(r.hits.len(), 1);
+    assert!(r.missing_services.is_empty());
+}
+
+#[test]
 fn two_words_of_a_long_query_that_the_cut_drops_are_a_no_match() {
     let tools = vec![
         tool("log_hours", "Record a time entry of worked hours.", false),

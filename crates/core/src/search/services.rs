@@ -1,0 +1,280 @@
+//! Services a query may name that no catalog searched knows.
+//!
+//! "Post a message in the #support slack channel" asks for Slack. When no
+//! connector here serves Slack, a tool that posts messages somewhere else
+//! is no answer, however many words it shares. A query that names a
+//! well-known service that no searched catalog mentions anywhere (tool
+//! names, titles, descriptions, connector ids and descriptions) is held to
+//! a stricter bar: its answers must cover half its weight by themselves
+//! (two shared words, or a name spelled out, are not enough), and when
+//! nothing does, the no-match says which service is missing.
+//!
+//! Only distinctive product names are listed: words with a common English
+//! sense (`notion`, `linear`, `box`, `square`, `zoom`, `teams`, `close`,
+//! `front`, `segment`, …) are not, nor are technologies that many services
+//! carry (`postgres`, `kafka`, `kubernetes`). A name counts only as a word
+//! of its own: `STRIPE_KEY` or `jo@gmail.com` names no service.
+
+/// Well-known services, lowercased, sorted for binary search.
+const SERVICES: &[&str] = &[
+    "1password",
+    "adyen",
+    "airbnb",
+    "airflow",
+    "airtable",
+    "alexa",
+    "amazon",
+    "anthropic",
+    "asana",
+    "attio",
+    "auth0",
+    "aws",
+    "azure",
+    "bamboohr",
+    "basecamp",
+    "behance",
+    "bigcommerce",
+    "bigquery",
+    "bitbucket",
+    "bitwarden",
+    "bluesky",
+    "braintree",
+    "brex",
+    "bugsnag",
+    "buildkite",
+    "calendly",
+    "canva",
+    "chargebee",
+    "chatgpt",
+    "circleci",
+    "clickup",
+    "cloudflare",
+    "codecov",
+    "confluence",
+    "contentful",
+    "databricks",
+    "datadog",
+    "dbt",
+    "deel",
+    "dependabot",
+    "digitalocean",
+    "discord",
+    "docusign",
+    "doordash",
+    "dribbble",
+    "dropbox",
+    "duolingo",
+    "ebay",
+    "etsy",
+    "eventbrite",
+    "evernote",
+    "expedia",
+    "expensify",
+    "facebook",
+    "fastly",
+    "figma",
+    "firebase",
+    "fitbit",
+    "freshbooks",
+    "freshdesk",
+    "freshsales",
+    "fullstory",
+    "garmin",
+    "gcp",
+    "gdrive",
+    "gitea",
+    "github",
+    "gitlab",
+    "gmail",
+    "gorgias",
+    "grafana",
+    "grubhub",
+    "gumroad",
+    "gusto",
+    "hellosign",
+    "heroku",
+    "hetzner",
+    "hotjar",
+    "hubspot",
+    "huggingface",
+    "ifttt",
+    "instacart",
+    "instagram",
+    "invision",
+    "jenkins",
+    "jira",
+    "jotform",
+    "kibana",
+    "klarna",
+    "kustomer",
+    "lastpass",
+    "launchdarkly",
+    "lemonsqueezy",
+    "linkedin",
+    "linode",
+    "logrocket",
+    "lyft",
+    "magento",
+    "mailchimp",
+    "mailgun",
+    "mastodon",
+    "metabase",
+    "midjourney",
+    "miro",
+    "mixpanel",
+    "netflix",
+    "netlify",
+    "netsuite",
+    "newrelic",
+    "obsidian",
+    "okta",
+    "onedrive",
+    "onelogin",
+    "onenote",
+    "openai",
+    "opsgenie",
+    "optimizely",
+    "pagerduty",
+    "pandadoc",
+    "paypal",
+    "peloton",
+    "pinterest",
+    "pipedrive",
+    "plaid",
+    "planetscale",
+    "posthog",
+    "quickbooks",
+    "quip",
+    "recurly",
+    "reddit",
+    "redshift",
+    "ringcentral",
+    "rollbar",
+    "salesforce",
+    "semgrep",
+    "sendgrid",
+    "sentry",
+    "shopify",
+    "slack",
+    "smartsheet",
+    "snapchat",
+    "snyk",
+    "sonarqube",
+    "sonos",
+    "soundcloud",
+    "sourcegraph",
+    "splunk",
+    "spotify",
+    "squarespace",
+    "statuspage",
+    "strapi",
+    "strava",
+    "stripe",
+    "subreddit",
+    "substack",
+    "supabase",
+    "surveymonkey",
+    "teamcity",
+    "telegram",
+    "ticktick",
+    "tiktok",
+    "todoist",
+    "trello",
+    "tripadvisor",
+    "twilio",
+    "twitch",
+    "twitter",
+    "typeform",
+    "uber",
+    "vercel",
+    "vimeo",
+    "vultr",
+    "webex",
+    "webflow",
+    "whatsapp",
+    "wix",
+    "woocommerce",
+    "wordpress",
+    "wrike",
+    "xero",
+    "yelp",
+    "youtube",
+    "zapier",
+    "zendesk",
+    "zoho",
+];
+
+/// The services `query` names, as written (lowercased), in order, each
+/// once: whitespace-separated words that are a listed name once the
+/// punctuation around them (and a possessive `'s`) is taken off.
+pub(crate) fn named_services(query: &str) -> Vec<String> {
+    let mut named: Vec<String> = Vec::new();
+    for token in query.split_whitespace() {
+        let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let word = word
+            .strip_suffix("'s")
+            .or_else(|| word.strip_suffix("’s"))
+            .unwrap_or(word);
+        if word.is_empty() || !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            continue;
+        }
+        let lower = word.to_ascii_lowercase();
+        if SERVICES.binary_search(&lower.as_str()).is_ok() && !named.contains(&lower) {
+            named.push(lower);
+        }
+    }
+    named
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_is_sorted_lowercase_and_unique() {
+        for pair in SERVICES.windows(2) {
+            assert!(pair[0] < pair[1], "{pair:?}");
+        }
+        for s in SERVICES {
+            assert_eq!(s.to_ascii_lowercase(), *s);
+        }
+    }
+
+    #[test]
+    fn a_service_counts_as_a_word_of_its_own() {
+        assert_eq!(
+            named_services("post a message in the #support Slack channel"),
+            ["slack"]
+        );
+        assert_eq!(
+            named_services("PagerDuty's on-call, then (github)."),
+            ["pagerduty", "github"]
+        );
+        assert_eq!(named_services("slack and Slack"), ["slack"]);
+        // Inside identifiers, addresses and paths it names nothing.
+        for query in [
+            "set the STRIPE_KEY variable",
+            "look up priya@gmail.com",
+            "open github.com/acme/api",
+            "the slack-bot user",
+        ] {
+            assert_eq!(named_services(query), Vec::<String>::new(), "{query}");
+        }
+    }
+
+    #[test]
+    fn any_text_gets_an_answer() {
+        for query in [
+            "",
+            "   ",
+            "'s",
+            "— slack —",
+            "🙂slack",
+            "ｓｌａｃｋ",
+            "\u{0}slack",
+        ] {
+            let _ = named_services(query);
+        }
+        assert_eq!(named_services("— slack —"), ["slack"]);
+    }
+}
