@@ -255,6 +255,7 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
         &SearchQuery {
             query: &req.query,
             safety: req.safety,
+            scoped: req.connector.is_some(),
         },
         window,
     );

@@ -86,6 +86,9 @@ pub const MAX_QUERY_TERMS: usize = 32;
 pub struct SearchQuery<'a> {
     pub query: &'a str,
     pub safety: Safety,
+    /// The caller chose the connector (the `connector` argument): the
+    /// query is about that connector's service, whatever else it names.
+    pub scoped: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -365,15 +368,29 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let verb_mask: u32 = (0..terms.len())
         .filter(|&k| intent.changes.iter().any(|(_, v)| *v == raw[terms[k]].text))
         .fold(0, |m, k| m | 1 << k);
-    // Services the query names that no catalog here knows.
-    let missing: Vec<String> = named_services(q.query)
-        .into_iter()
-        .filter(|name| {
-            let t = stem(name);
-            let id = shared_find(&t, term_hash(&t));
-            !id.is_some_and(|id| indexes.iter().any(|ix| ix.local_term(id).is_some()))
-        })
-        .collect();
+    // Services the query names that no catalog here knows: unless the
+    // query (or the caller) names a connected one too, they say what the
+    // query is about ("the slack channel"); beside a connected service,
+    // they are its objects ("designers at figma on linkedin").
+    let names_connected = q.scoped
+        || terms.iter().any(|&i| {
+            let d = raw_distinct[i];
+            (0..indexes.len()).any(|src| {
+                local[src * n_distinct + d].is_some_and(|id| indexes[src].is_connector_term(id))
+            })
+        });
+    let missing: Vec<String> = if names_connected {
+        Vec::new()
+    } else {
+        named_services(q.query)
+            .into_iter()
+            .filter(|name| {
+                let t = stem(name);
+                let id = shared_find(&t, term_hash(&t));
+                !id.is_some_and(|id| indexes.iter().any(|ix| ix.local_term(id).is_some()))
+            })
+            .collect()
+    };
     let query = Query {
         raw_distinct: &raw_distinct,
         distinct_scored: &distinct_scored,

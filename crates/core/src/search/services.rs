@@ -204,23 +204,41 @@ const SERVICES: &[&str] = &[
     "zoho",
 ];
 
+/// Words before a name that make it whom something is for or where
+/// someone works ("a card for our figma subscription", "designers at
+/// figma"), not the system to act in.
+const NOT_THE_SYSTEM: &[&str] = &["for", "at", "about"];
+
+/// Words that may stand between such a word and the name.
+const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "our", "my", "your", "their", "his", "her", "its", "this", "that",
+];
+
 /// The services `query` names, as written (lowercased), in order, each
 /// once: whitespace-separated words that are a listed name once the
-/// punctuation around them (and a possessive `'s`) is taken off.
+/// punctuation around them (and a possessive `'s`) is taken off, unless
+/// [`NOT_THE_SYSTEM`] comes before them.
 pub(crate) fn named_services(query: &str) -> Vec<String> {
     let mut named: Vec<String> = Vec::new();
+    // The last word before the current one that is not a determiner.
+    let mut before = String::new();
     for token in query.split_whitespace() {
         let word = token.trim_matches(|c: char| !c.is_alphanumeric());
         let word = word
             .strip_suffix("'s")
             .or_else(|| word.strip_suffix("’s"))
             .unwrap_or(word);
-        if word.is_empty() || !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            continue;
-        }
         let lower = word.to_ascii_lowercase();
-        if SERVICES.binary_search(&lower.as_str()).is_ok() && !named.contains(&lower) {
-            named.push(lower);
+        let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric());
+        if plain
+            && SERVICES.binary_search(&lower.as_str()).is_ok()
+            && !NOT_THE_SYSTEM.contains(&before.as_str())
+            && !named.contains(&lower)
+        {
+            named.push(lower.clone());
+        }
+        if !DETERMINERS.contains(&lower.as_str()) {
+            before = lower;
         }
     }
     named
@@ -251,6 +269,14 @@ mod tests {
             ["pagerduty", "github"]
         );
         assert_eq!(named_services("slack and Slack"), ["slack"]);
+        // Whom something is for, or where someone works, is not the
+        // system to act in.
+        assert_eq!(
+            named_services("a virtual card for our Figma subscription"),
+            Vec::<String>::new()
+        );
+        assert_eq!(named_services("designers at figma"), Vec::<String>::new());
+        assert_eq!(named_services("post to the slack channel"), ["slack"]);
         // Inside identifiers, addresses and paths it names nothing.
         for query in [
             "set the STRIPE_KEY variable",

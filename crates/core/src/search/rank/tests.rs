@@ -49,6 +49,7 @@ fn rank_all(indexes: &[&CatalogIndex], query: &str) -> Ranked {
         &SearchQuery {
             query,
             safety: Safety::All,
+            scoped: false,
         },
         100,
     )
@@ -129,6 +130,7 @@ fn safety_filter_uses_the_call_path_predicate() {
             &SearchQuery {
                 query: "issue",
                 safety,
+                scoped: false,
             },
             100,
         );
@@ -154,6 +156,7 @@ fn window_returns_the_same_prefix_as_a_full_sort() {
     let q = SearchQuery {
         query: "github issue",
         safety: Safety::All,
+        scoped: false,
     };
     let full = rank(&refs, &q, 100);
     let two = rank(&refs, &q, 2);
@@ -699,6 +702,19 @@ fn a_service_no_catalog_knows_holds_the_query_to_a_stricter_bar() {
         Some("get_provider_versions")
     );
     assert_eq!(r.missing_services, ["aws"]);
+    // Beside a connected service, named in the query or chosen by the
+    // caller, a missing one is an object of the query, not its subject.
+    let r = rank_all(&refs, "post a message in the support slack channel on bus");
+    assert!(!r.hits.is_empty());
+    assert!(r.missing_services.is_empty());
+    let scoped = SearchQuery {
+        query: "post a message in the support slack channel",
+        safety: Safety::All,
+        scoped: true,
+    };
+    let r = rank(&refs, &scoped, 100);
+    assert!(!r.hits.is_empty());
+    assert!(r.missing_services.is_empty());
 }
 
 #[test]
