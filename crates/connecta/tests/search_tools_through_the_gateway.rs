@@ -367,12 +367,16 @@ async fn a_query_asking_for_a_change_gets_no_tool_that_only_reads() {
     let found = names(&search("the deleted note").await);
     assert!(found.contains(&"demo.delete_note".to_owned()), "{found:?}");
 
-    // A service that nothing connected serves is named in the no-match.
-    let page = search("post the quarterly report 7 to slack").await;
+    // Two words find a note listing; asked of a notebook service that
+    // nothing connected serves, they are not enough, and the no-match
+    // names the service.
+    let found = names(&search("notes tagged urgent").await);
+    assert!(found.contains(&"demo.list_notes".to_owned()), "{found:?}");
+    let page = search("notes tagged urgent in evernote").await;
     assert_eq!(page["matchMode"], "none", "{page}");
     let hint = page["hint"].as_str().expect("a hint");
     assert!(
-        hint.contains("names slack, which no connector here serves"),
+        hint.contains("names evernote, which no connector here serves"),
         "{hint}"
     );
 }

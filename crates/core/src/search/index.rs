@@ -31,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 use crate::catalog::{Catalog, ToolDef};
 use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
-use super::operation::{Change, Op, name_term_change, name_term_op};
+use super::operation::{Change, Op, name_term_change, name_term_op, word_change};
 use super::tokenize::{
     Compounds, Scratch, for_each_word, is_stopword, name_synonyms, prose_synonyms, terms,
     word_terms,
@@ -475,6 +475,9 @@ struct Emit {
     op: Op,
     /// The kind of change the term names, when it is such a verb.
     change: Option<Change>,
+    /// The same for the word as written: what a name's first word says
+    /// when no operation is known (`post_comment`; not `posts_list`).
+    lead_change: Option<Change>,
 }
 
 const NOT_INTERNED: u32 = u32::MAX;
@@ -569,7 +572,7 @@ impl Builder {
     fn learn(&mut self, word: &str) {
         let start = self.emits.len() as u32;
         let mut scratch = std::mem::take(&mut self.scratch);
-        let compound = word_terms(&mut scratch, word, |t, _, joined, stop| {
+        let compound = word_terms(&mut scratch, word, |t, surface, joined, stop| {
             let text_start = self.emit_text.len() as u32;
             self.emit_text.push_str(t);
             let id = if stop { NOT_INTERNED } else { self.intern(t) };
@@ -595,6 +598,7 @@ impl Builder {
                 prose: !prose_synonyms(t).is_empty(),
                 op: name_term_op(t),
                 change: name_term_change(t),
+                lead_change: word_change(surface),
             });
         });
         self.scratch = scratch;
@@ -638,8 +642,10 @@ impl Builder {
                         // The verb that decides the operation says the
                         // kind of change; a name's first word may say it
                         // alone (`post_comment`, `download_images`).
-                        if emit.op != Op::Unknown || *seen == 0 {
+                        if emit.op != Op::Unknown {
                             self.name_change = emit.change;
+                        } else if *seen == 0 {
+                            self.name_change = emit.lead_change;
                         }
                         *op = emit.op;
                         *seen += 1;

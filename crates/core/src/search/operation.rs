@@ -245,7 +245,8 @@ pub(crate) enum Change {
     Refund,
     Approve,
     Reject,
-    /// Takes a copy out: download, export.
+    /// Takes a copy out: download, export. Only a tool's kind: a query
+    /// opening with these asks to read as often as to change.
     Export,
 }
 
@@ -258,15 +259,22 @@ impl Change {
             // An update may do any change but join two records into one
             // or pay money back.
             || (tool == Any && !matches!(self, Merge | Refund))
-            || self == Any
             || matches!(
                 (self, tool),
+                // Starting a run or a meeting creates one.
                 (Add, Start)
                     | (Start, Add)
+                    // A cancel removes or stops.
                     | (Cancel, Stop | Remove)
                     | (Stop | Remove, Cancel)
+                    // A restart stops and starts; restarting something
+                    // starts it, but does not leave it stopped.
                     | (Restart, Start | Stop)
                     | (Start, Restart)
+                    // Assigning, approving and rejecting are often done
+                    // by adding a record (`add_assignees`,
+                    // `create_pull_request_review`).
+                    | (Assign | Approve | Reject, Add)
             )
     }
 }
@@ -498,7 +506,11 @@ fn opening_op(word: &str, next: Option<&str>) -> Op {
         Op::Unknown => QUERY_VERB_BEFORE_OBJECT
             .iter()
             .find(|&&(w, _)| w == word)
-            .filter(|_| next.is_some_and(|n| OBJECT_OPENERS.contains(&n)))
+            .filter(|_| {
+                next.is_some_and(|n| {
+                    OBJECT_OPENERS.contains(&n) || n.bytes().all(|b| b.is_ascii_digit())
+                })
+            })
             .map_or(Op::Unknown, |&(_, op)| op),
         op => op,
     }
@@ -522,6 +534,14 @@ pub(crate) fn name_term_op(term: &str) -> Op {
 /// [`CHANGES`].
 pub(crate) fn name_term_change(term: &str) -> Option<Change> {
     tables().name_change.get(term).copied()
+}
+
+/// The kind of change a word makes as written (any case), not stemmed:
+/// a name's first word counts only in its verb form (`post_comment`, not
+/// `posts_list` or `comments`).
+pub(crate) fn word_change(word: &str) -> Option<Change> {
+    let lower = word.to_ascii_lowercase();
+    tables().query_change.get(lower.as_str()).copied()
 }
 
 /// What a query asks: its operation and, when it asks to change and every
@@ -723,6 +743,7 @@ mod tests {
     #[test]
     fn a_number_or_both_shows_an_object_follows() {
         assert_eq!(query_op("merge two duplicate tickets"), Op::Write);
+        assert_eq!(query_op("merge 2 duplicate tickets"), Op::Write);
         assert_eq!(query_op("merge both profiles"), Op::Write);
     }
 
@@ -790,12 +811,13 @@ mod tests {
         use Change::*;
         assert!(Remove.admits(Remove));
         assert!(Remove.admits(Any));
-        assert!(Any.admits(Export));
+        assert!(Assign.admits(Add) && !Add.admits(Assign));
         assert!(!Remove.admits(Add));
         assert!(!Restore.admits(Add));
         assert!(Cancel.admits(Remove) && Remove.admits(Cancel));
         assert!(Stop.admits(Cancel) && !Stop.admits(Remove));
         assert!(Restart.admits(Start) && Start.admits(Restart));
+        assert!(Restart.admits(Stop) && !Stop.admits(Restart));
         // An update does not join two records or pay money back.
         assert!(!Merge.admits(Any));
         assert!(!Refund.admits(Any));
@@ -818,6 +840,10 @@ mod tests {
         assert_eq!(name_term_change(&stem("update")), Some(Change::Any));
         assert_eq!(name_term_change(&stem("download")), Some(Change::Export));
         assert_eq!(name_term_change("zendesk"), None);
+        assert_eq!(word_change("Post"), Some(Change::Add));
+        // Not the plural noun.
+        assert_eq!(word_change("posts"), None);
+        assert_eq!(word_change("comments"), None);
     }
 
     #[test]

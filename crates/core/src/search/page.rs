@@ -233,6 +233,8 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
     };
     let mut ready: Vec<(&CatalogIndex, Option<&crate::config::Guide>)> = Vec::new();
     let mut unavailable: Vec<Value> = Vec::new();
+    // The words of the failed connectors' ids (`slack-prod` → slack, prod).
+    let mut down_words: Vec<String> = Vec::new();
     for s in &scoped {
         match *s {
             Source::Ready { index, guide } => ready.push((index, guide)),
@@ -240,6 +242,11 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
                 if req.connector.is_some() {
                     return Err(error.clone());
                 }
+                down_words.extend(
+                    connector
+                        .split(|c: char| !c.is_ascii_alphanumeric())
+                        .map(str::to_ascii_lowercase),
+                );
                 unavailable.push(json!({
                     "connector": connector,
                     "code": error.code.as_str(),
@@ -304,10 +311,16 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
             page.insert("matchMode".into(), json!("none"));
             page.insert("queryAnalysis".into(), analysis(&ranked.analysis, true));
             let missing = &ranked.missing_services;
+            let (down, absent): (Vec<&String>, Vec<&String>) =
+                missing.iter().partition(|m| down_words.contains(m));
             let hint = match (ranked.opposed, ranked.other_change, ranked.asks) {
-                _ if !missing.is_empty() => &format!(
+                _ if !down.is_empty() => &format!(
+                    "the query names {}, whose connector is unavailable right now (see unavailable): its tools could not be searched; try again later",
+                    join_words(&down)
+                ),
+                _ if !absent.is_empty() => &format!(
                     "the query names {}, which no connector here serves: no tool here is an answer; send an empty query to browse what is connected",
-                    missing.join(" and ")
+                    join_words(&absent)
                 ),
                 (1.., 0, Op::Write) => {
                     "the tools matching these words only read, and the query asks to change something: no tool here does that; to read instead, ask with a read verb (list, show, find)"
@@ -338,6 +351,14 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
     let page = Value::Object(page);
     check_size(&page, req.surface.tool(), SEARCH_LESS)?;
     Ok(page)
+}
+
+fn join_words(words: &[&String]) -> String {
+    words
+        .iter()
+        .map(|w| w.as_str())
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 const SEARCH_LESS: &str = "a smaller limit, includeSchemas \"compact\" instead of \"json\", fullDescriptions false, or a connector filter";

@@ -83,6 +83,7 @@ const KEEP_COVERAGE: f32 = 0.25;
 pub const MAX_QUERY_TERMS: usize = 32;
 
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct SearchQuery<'a> {
     pub query: &'a str,
     pub safety: Safety,
@@ -333,7 +334,8 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
                 .for_each(|src| named[src] = true);
         }
     }
-    let in_scope: Vec<bool> = if named.contains(&true) {
+    let names_connector = named.contains(&true);
+    let in_scope: Vec<bool> = if names_connector {
         named
     } else {
         vec![true; indexes.len()]
@@ -369,17 +371,10 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         .filter(|&k| intent.changes.iter().any(|(_, v)| *v == raw[terms[k]].text))
         .fold(0, |m, k| m | 1 << k);
     // Services the query names that no catalog here knows: unless the
-    // query (or the caller) names a connected one too, they say what the
-    // query is about ("the slack channel"); beside a connected service,
-    // they are its objects ("designers at figma on linkedin").
-    let names_connected = q.scoped
-        || terms.iter().any(|&i| {
-            let d = raw_distinct[i];
-            (0..indexes.len()).any(|src| {
-                local[src * n_distinct + d].is_some_and(|id| indexes[src].is_connector_term(id))
-            })
-        });
-    let missing: Vec<String> = if names_connected {
+    // query names a connector (above) or the caller chose one, they say
+    // what the query is about ("the slack channel"); beside a connected
+    // service, they are its objects ("designers at figma on linkedin").
+    let missing: Vec<String> = if q.scoped || names_connector {
         Vec::new()
     } else {
         named_services(q.query)

@@ -80,8 +80,6 @@ const SERVICES: &[&str] = &[
     "freshsales",
     "fullstory",
     "garmin",
-    "gcp",
-    "gdrive",
     "gitea",
     "github",
     "gitlab",
@@ -96,7 +94,6 @@ const SERVICES: &[&str] = &[
     "hetzner",
     "hotjar",
     "hubspot",
-    "huggingface",
     "ifttt",
     "instacart",
     "instagram",
@@ -125,7 +122,6 @@ const SERVICES: &[&str] = &[
     "netflix",
     "netlify",
     "netsuite",
-    "newrelic",
     "obsidian",
     "okta",
     "onedrive",
@@ -204,24 +200,28 @@ const SERVICES: &[&str] = &[
     "zoho",
 ];
 
-/// Words before a name that make it whom something is for or where
-/// someone works ("a card for our figma subscription", "designers at
-/// figma"), not the system to act in.
-const NOT_THE_SYSTEM: &[&str] = &["for", "at", "about"];
+/// Words before a name that make it where someone works or what is
+/// talked about ("designers at figma"), not the system to act in.
+const NOT_THE_SYSTEM: &[&str] = &["at", "about"];
+
+/// Possessives: after "for" they make a name whom something is for ("a
+/// card for our figma subscription"); "search for slack messages" still
+/// names the system.
+const POSSESSIVES: &[&str] = &["our", "my", "your", "their", "his", "her", "its"];
 
 /// Words that may stand between such a word and the name.
-const DETERMINERS: &[&str] = &[
-    "the", "a", "an", "our", "my", "your", "their", "his", "her", "its", "this", "that",
-];
+const DETERMINERS: &[&str] = &["the", "a", "an", "this", "that"];
 
 /// The services `query` names, as written (lowercased), in order, each
 /// once: whitespace-separated words that are a listed name once the
 /// punctuation around them (and a possessive `'s`) is taken off, unless
-/// [`NOT_THE_SYSTEM`] comes before them.
+/// [`NOT_THE_SYSTEM`] comes before them, or "for" and a possessive.
 pub(crate) fn named_services(query: &str) -> Vec<String> {
     let mut named: Vec<String> = Vec::new();
-    // The last word before the current one that is not a determiner.
+    // The last word before the current one that is not a determiner or
+    // a possessive, and whether a possessive came after it.
     let mut before = String::new();
+    let mut possessed = false;
     for token in query.split_whitespace() {
         let word = token.trim_matches(|c: char| !c.is_alphanumeric());
         let word = word
@@ -230,15 +230,19 @@ pub(crate) fn named_services(query: &str) -> Vec<String> {
             .unwrap_or(word);
         let lower = word.to_ascii_lowercase();
         let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric());
+        let other = NOT_THE_SYSTEM.contains(&before.as_str()) || (before == "for" && possessed);
         if plain
             && SERVICES.binary_search(&lower.as_str()).is_ok()
-            && !NOT_THE_SYSTEM.contains(&before.as_str())
+            && !other
             && !named.contains(&lower)
         {
             named.push(lower.clone());
         }
-        if !DETERMINERS.contains(&lower.as_str()) {
+        if POSSESSIVES.contains(&lower.as_str()) {
+            possessed = true;
+        } else if !DETERMINERS.contains(&lower.as_str()) {
             before = lower;
+            possessed = false;
         }
     }
     named
@@ -277,6 +281,9 @@ mod tests {
         );
         assert_eq!(named_services("designers at figma"), Vec::<String>::new());
         assert_eq!(named_services("post to the slack channel"), ["slack"]);
+        // "for" alone is how a search is asked.
+        assert_eq!(named_services("search for slack messages"), ["slack"]);
+        assert_eq!(named_services("look for the jira ticket"), ["jira"]);
         // Inside identifiers, addresses and paths it names nothing.
         for query in [
             "set the STRIPE_KEY variable",
@@ -290,17 +297,17 @@ mod tests {
 
     #[test]
     fn any_text_gets_an_answer() {
-        for query in [
-            "",
-            "   ",
-            "'s",
-            "— slack —",
-            "🙂slack",
-            "ｓｌａｃｋ",
-            "\u{0}slack",
+        for (query, named) in [
+            ("", &[][..]),
+            ("   ", &[]),
+            ("'s", &[]),
+            ("— slack —", &["slack"]),
+            ("🙂slack", &["slack"]),
+            ("\u{0}slack", &["slack"]),
+            // Full-width letters are not the name.
+            ("ｓｌａｃｋ", &[]),
         ] {
-            let _ = named_services(query);
+            assert_eq!(named_services(query), named, "{query:?}");
         }
-        assert_eq!(named_services("— slack —"), ["slack"]);
     }
 }

@@ -356,6 +356,19 @@ fn connector_scope_unknown_and_failed_connectors() {
     assert_eq!(e.code, ErrorCode::CatalogLookupFailed);
     let p = page(json!({"query": "issue"}), Surface::SearchTools, &sources).expect("page");
     assert_eq!(p["unavailable"][0]["connector"], "jira");
+    // A service whose connector is down is not "served by no connector".
+    let p = page(
+        json!({"query": "transition the jira sprint board"}),
+        Surface::SearchTools,
+        &sources,
+    )
+    .expect("page");
+    assert_eq!(p["matchMode"], "none", "{p}");
+    let hint = p["hint"].as_str().expect("a hint");
+    assert!(
+        hint.contains("names jira, whose connector is unavailable"),
+        "{hint}"
+    );
     let p = page(
         json!({"query": "issue", "connector": "gh"}),
         Surface::SearchTools,

@@ -367,17 +367,17 @@ fn coverage(mask: u32, q: &Query<'_>) -> f32 {
 }
 
 /// Words enough for an answer: half the query's weight, or two of its
-/// words.
+/// words (not for a query naming a missing service).
 fn enough_words(mask: u32, coverage: f32, q: &Query<'_>) -> bool {
     coverage >= MIN_BEST_COVERAGE
         || (q.missing.is_empty() && (mask & q.required_mask).count_ones() >= 2)
 }
 
 /// A tool is a plausible answer when it is complete or has
-/// [`enough_words`]; for a query naming a missing service, only an exact
-/// name or enough words will do.
+/// [`enough_words`]; for a query naming a missing service, only enough
+/// words will do. (An exact name never comes here.)
 fn plausible(c: &Cand, q: &Query<'_>) -> bool {
-    c.tier == 0 || (c.tier == 1 && q.missing.is_empty()) || enough_words(c.mask, c.coverage, q)
+    (c.tier == 1 && q.missing.is_empty()) || enough_words(c.mask, c.coverage, q)
 }
 
 /// The `offset + limit` best hits, without ordering the rest: a buffer of
@@ -664,28 +664,27 @@ impl Scratch {
             if !admits(q.safety, read_only) {
                 continue;
             }
-            let opposed = q.op.opposes(ix.op(tool));
-            if opposed || q.other_change(ix.change(tool), a.own) {
-                // Counted when its words alone would make it plausible.
-                // A tool of another kind of change still sets the bar for
-                // the others: it does the same sort of thing to the same
-                // objects, so the words fit it as well as they fit
-                // anything. (A tool of the opposite operation does not:
-                // the writers a read request leaves out often match it by
-                // their connector's name alone, and would cut the readers
-                // that fit.)
+            if q.op.opposes(ix.op(tool)) {
+                // Counted when its own words would make it plausible.
+                if enough_words(a.mask, coverage(a.mask, q), q) {
+                    found.opposed += 1;
+                }
+                continue;
+            }
+            if q.other_change(ix.change(tool), a.own) {
+                // Counted, like an answer, with the connector's words. It
+                // still sets the bar for the others: it does the same sort
+                // of thing to the same objects, so the words fit it as
+                // well as they fit anything. (A tool of the opposite
+                // operation does not: the writers a read request leaves
+                // out often match it by their connector's name alone, and
+                // would cut the readers that fit.)
                 let (mut score, mut mask) = (a.score, a.mask);
                 let mut strong = mask;
                 add_connector_evidence(q, connector, topic, &mut score, &mut mask, &mut strong);
                 if enough_words(mask, coverage(mask, q), q) {
-                    if opposed {
-                        found.opposed += 1;
-                    } else {
-                        found.other_change += 1;
-                    }
-                    if !opposed {
-                        found.left_out_base = found.left_out_base.max(score);
-                    }
+                    found.other_change += 1;
+                    found.left_out_base = found.left_out_base.max(score);
                 }
                 continue;
             }

@@ -581,26 +581,26 @@ fn a_query_asking_one_change_drops_the_tools_named_for_another() {
 fn the_tools_left_out_still_set_the_relevance_bar() {
     let tools = vec![
         tool(
-            "create_payment",
-            "Create a payment for a customer order.",
+            "create_staging_app_dynos",
+            "Create a staging app with dynos.",
             false,
         ),
-        tool("list_orders", "List the orders of a customer.", true),
-        unannotated("customer_notes", "Notes on a customer's order."),
+        unannotated("preferences", "Staging app and dynos preferences."),
+        tool("list_regions", "List the regions.", true),
     ];
-    let idx = CatalogIndex::build(Arc::new(Catalog::new("shop", tools)));
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("apps", tools)));
     let refs = [&idx];
-    // Nothing here pays money back. The notes match two words in their
-    // description only: far below the payment tool's evidence, they do
-    // not become the answer because that tool was left out.
-    let r = rank_all(&refs, "refund the payment for a customer order");
+    // Nothing here deletes anything. The preferences match three of the
+    // words, in their description only: far below the creating tool's
+    // evidence, they do not become the answer because it was left out.
+    let r = rank_all(&refs, "delete the staging app dynos");
     assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
-    assert_eq!((r.opposed, r.other_change), (1, 1));
-    // Asked without a verb, the same words find the payment tool.
-    let r = rank_all(&refs, "payment for a customer order");
+    assert_eq!(r.other_change, 1);
+    // Asked without a verb, the same words find them.
+    let r = rank_all(&refs, "staging app dynos preferences");
     assert_eq!(
         r.hits.first().map(|h| tool_name(&refs, h)),
-        Some("create_payment")
+        Some("preferences")
     );
 }
 
