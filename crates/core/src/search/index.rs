@@ -31,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 use crate::catalog::{Catalog, ToolDef};
 use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
-use super::operation::{Change, Op, name_term_change, name_term_op, word_change};
+use super::operation::{Change, Op, name_verb, word_change};
 use super::tokenize::{
     Compounds, Scratch, for_each_word, is_stopword, name_synonyms, prose_synonyms, terms,
     word_terms,
@@ -573,6 +573,7 @@ impl Builder {
         let start = self.emits.len() as u32;
         let mut scratch = std::mem::take(&mut self.scratch);
         let compound = word_terms(&mut scratch, word, |t, surface, joined, stop| {
+            let (op, change) = name_verb(t);
             let text_start = self.emit_text.len() as u32;
             self.emit_text.push_str(t);
             let id = if stop { NOT_INTERNED } else { self.intern(t) };
@@ -596,8 +597,9 @@ impl Builder {
                 synonyms,
                 own_synonyms,
                 prose: !prose_synonyms(t).is_empty(),
-                op: name_term_op(t),
-                change: name_term_change(t),
+                op,
+                change,
+                // The tokenizer's surface is lowercase.
                 lead_change: word_change(surface),
             });
         });

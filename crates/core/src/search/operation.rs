@@ -453,9 +453,8 @@ const CHANGES: &[(Change, &[&str])] = &[
 /// verbs (both forms) → the kind of change they make.
 struct Tables {
     query: HashMap<&'static str, Op>,
-    name: HashMap<String, Op>,
+    name: HashMap<String, (Op, Option<Change>)>,
     query_change: HashMap<&'static str, Change>,
-    name_change: HashMap<String, Change>,
 }
 
 fn tables() -> &'static Tables {
@@ -481,15 +480,18 @@ fn tables() -> &'static Tables {
                 .iter()
                 .flat_map(|&(change, words)| words.iter().map(move |&w| (w, change)))
         };
+        // One lookup per name term while indexing: its operation and kind.
+        let mut names: HashMap<String, (Op, Option<Change>)> = HashMap::new();
+        for (w, op) in name.into_iter().flatten() {
+            names.entry(stem(w).into_owned()).or_default().0 = op;
+        }
+        for (w, change) in changes() {
+            names.entry(stem(w).into_owned()).or_default().1 = Some(change);
+        }
         Tables {
             query: query.into_iter().flatten().collect(),
-            name: name
-                .into_iter()
-                .flatten()
-                .map(|(w, op)| (stem(w).into_owned(), op))
-                .collect(),
+            name: names,
             query_change: changes().collect(),
-            name_change: changes().map(|(w, c)| (stem(w).into_owned(), c)).collect(),
         }
     })
 }
@@ -525,23 +527,28 @@ fn phrase_op(to: &str) -> Op {
     }
 }
 
-/// The operation a name term (stemmed) leads with.
-pub(crate) fn name_term_op(term: &str) -> Op {
+/// What a name leading with a term (stemmed) does, and the kind of
+/// change it makes if it is a verb of [`CHANGES`].
+pub(crate) fn name_verb(term: &str) -> (Op, Option<Change>) {
     tables().name.get(term).copied().unwrap_or_default()
 }
 
-/// The kind of change a name term (stemmed) makes, if it is a verb of
-/// [`CHANGES`].
-pub(crate) fn name_term_change(term: &str) -> Option<Change> {
-    tables().name_change.get(term).copied()
+/// The operation a name term (stemmed) leads with.
+pub(crate) fn name_term_op(term: &str) -> Op {
+    name_verb(term).0
 }
 
-/// The kind of change a word makes as written (any case), not stemmed:
-/// a name's first word counts only in its verb form (`post_comment`, not
+/// The kind of change a name term (stemmed) makes.
+#[cfg(test)]
+pub(crate) fn name_term_change(term: &str) -> Option<Change> {
+    name_verb(term).1
+}
+
+/// The kind of change a lowercase word makes as written, not stemmed: a
+/// name's first word counts only in its verb form (`post_comment`, not
 /// `posts_list` or `comments`).
 pub(crate) fn word_change(word: &str) -> Option<Change> {
-    let lower = word.to_ascii_lowercase();
-    tables().query_change.get(lower.as_str()).copied()
+    tables().query_change.get(word).copied()
 }
 
 /// What a query asks: its operation and, when it asks to change and every
@@ -840,7 +847,7 @@ mod tests {
         assert_eq!(name_term_change(&stem("update")), Some(Change::Any));
         assert_eq!(name_term_change(&stem("download")), Some(Change::Export));
         assert_eq!(name_term_change("zendesk"), None);
-        assert_eq!(word_change("Post"), Some(Change::Add));
+        assert_eq!(word_change("post"), Some(Change::Add));
         // Not the plural noun.
         assert_eq!(word_change("posts"), None);
         assert_eq!(word_change("comments"), None);
