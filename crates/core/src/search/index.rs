@@ -31,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 use crate::catalog::{Catalog, ToolDef};
 use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
-use super::operation::{Change, Op, name_verb, word_change};
+use super::operation::{Change, Op, first_word_change, name_verb};
 use super::tokenize::{
     Compounds, Scratch, for_each_word, is_stopword, name_synonyms, prose_synonyms, terms,
     word_terms,
@@ -475,8 +475,8 @@ struct Emit {
     op: Op,
     /// The kind of change the term names, when it is such a verb.
     change: Option<Change>,
-    /// The same for the word as written: what a name's first word says
-    /// when no operation is known (`post_comment`; not `posts_list`).
+    /// What the word says as a name's first word when no operation is
+    /// known (`post_comment`; not `comments` or `log_search`).
     lead_change: Option<Change>,
 }
 
@@ -573,7 +573,9 @@ impl Builder {
         let start = self.emits.len() as u32;
         let mut scratch = std::mem::take(&mut self.scratch);
         let compound = word_terms(&mut scratch, word, |t, surface, joined, stop| {
-            let (op, change) = name_verb(t);
+            // Verbs count as written (the tokenizer's surface is
+            // lowercase): `settings` is no `set`.
+            let (op, change) = name_verb(surface);
             let text_start = self.emit_text.len() as u32;
             self.emit_text.push_str(t);
             let id = if stop { NOT_INTERNED } else { self.intern(t) };
@@ -599,8 +601,7 @@ impl Builder {
                 prose: !prose_synonyms(t).is_empty(),
                 op,
                 change,
-                // The tokenizer's surface is lowercase.
-                lead_change: word_change(surface),
+                lead_change: first_word_change(surface),
             });
         });
         self.scratch = scratch;
@@ -959,6 +960,10 @@ mod tests {
             "maintenance_on",
             "update_app",
             "reset_password",
+            "PostComment",
+            "comments",
+            "log_search",
+            "deleted_items",
         ];
         let mut tools: Vec<ToolDef> = names.iter().map(|n| tool(n, "")).collect();
         tools.push(read_only);
@@ -978,10 +983,19 @@ mod tests {
                 Some(Change::Any),
                 // `reset` changes, but in no particular kind.
                 None,
+                Some(Change::Add),
+                // Words as written: a plural noun, a noun that is also a
+                // verb, an adjective.
+                None,
+                None,
+                None,
                 // A tool that only reads makes no change.
                 None,
             ]
         );
+        // Nor does an inflected word decide the operation.
+        let deleted = idx.tool_id("deleted_items").expect("a tool");
+        assert_eq!(idx.op(deleted), Op::Unknown);
     }
 
     #[test]

@@ -45,9 +45,9 @@ impl Op {
     }
 }
 
-/// Verbs that read, in a query (opening a clause, matched on the surface
-/// word, lowercased: `lists` or `posts` opening a query are nouns more
-/// often than verbs) and leading a tool's name (stemmed like index terms).
+/// Verbs that read, in a query (opening a clause) and leading a tool's
+/// name, matched as written (lowercased): `lists` or `posts` opening a
+/// query, and `settings_get` or `news_search` in a name, are nouns.
 const READ_VERBS: &[&str] = &[
     "list",
     "show",
@@ -279,9 +279,9 @@ impl Change {
     }
 }
 
-/// Verbs by the kind of change they make (surface words; stemmed for
-/// names). A verb in no list makes no claim: a query opening with it asks
-/// for no kind, and a tool named with it is never dropped for its kind.
+/// Verbs by the kind of change they make, as written (lowercased). A verb
+/// in no list makes no claim: a query opening with it asks for no kind,
+/// and a tool named with it is never dropped for its kind.
 const CHANGES: &[(Change, &[&str])] = &[
     (
         Change::Any,
@@ -449,11 +449,11 @@ const CHANGES: &[(Change, &[&str])] = &[
     (Change::Export, &["download", "export"]),
 ];
 
-/// Query words (surface) and name terms (stemmed) → their operation, and
-/// verbs (both forms) → the kind of change they make.
+/// Query words and name words (as written, lowercased) → their operation,
+/// and verbs → the kind of change they make.
 struct Tables {
     query: HashMap<&'static str, Op>,
-    name: HashMap<String, (Op, Option<Change>)>,
+    name: HashMap<&'static str, (Op, Option<Change>)>,
     query_change: HashMap<&'static str, Change>,
 }
 
@@ -480,13 +480,13 @@ fn tables() -> &'static Tables {
                 .iter()
                 .flat_map(|&(change, words)| words.iter().map(move |&w| (w, change)))
         };
-        // One lookup per name term while indexing: its operation and kind.
-        let mut names: HashMap<String, (Op, Option<Change>)> = HashMap::new();
+        // One lookup per name word while indexing: its operation and kind.
+        let mut names: HashMap<&'static str, (Op, Option<Change>)> = HashMap::new();
         for (w, op) in name.into_iter().flatten() {
-            names.entry(stem(w).into_owned()).or_default().0 = op;
+            names.entry(w).or_default().0 = op;
         }
         for (w, change) in changes() {
-            names.entry(stem(w).into_owned()).or_default().1 = Some(change);
+            names.entry(w).or_default().1 = Some(change);
         }
         Tables {
             query: query.into_iter().flatten().collect(),
@@ -522,33 +522,60 @@ fn opening_op(word: &str, next: Option<&str>) -> Op {
 /// down" → `stop`, a write): the word's own, else what it means in a name.
 fn phrase_op(to: &str) -> Op {
     match query_word_op(to) {
-        Op::Unknown => name_term_op(&stem(to)),
+        Op::Unknown => name_word_op(to),
         op => op,
     }
 }
 
-/// What a name leading with a term (stemmed) does, and the kind of
-/// change it makes if it is a verb of [`CHANGES`].
-pub(crate) fn name_verb(term: &str) -> (Op, Option<Change>) {
-    tables().name.get(term).copied().unwrap_or_default()
+/// What a name leading with a word (lowercase, as written) does, and the
+/// kind of change it makes if it is a verb of [`CHANGES`]. Inflected
+/// words are names' nouns and adjectives (`settings`, `deleted_items`),
+/// not their verbs.
+pub(crate) fn name_verb(word: &str) -> (Op, Option<Change>) {
+    tables().name.get(word).copied().unwrap_or_default()
 }
 
-/// The operation a name term (stemmed) leads with.
-pub(crate) fn name_term_op(term: &str) -> Op {
-    name_verb(term).0
+/// The operation a name leading with a word (as written) does.
+pub(crate) fn name_word_op(word: &str) -> Op {
+    name_verb(word).0
 }
 
-/// The kind of change a name term (stemmed) makes.
-#[cfg(test)]
-pub(crate) fn name_term_change(term: &str) -> Option<Change> {
-    name_verb(term).1
-}
+/// Verbs of no operation list that say a name's kind of change when they
+/// are its first word (`post_comment`, `download_images`,
+/// `forward_message`). Words that lead as many names as nouns (`log`,
+/// `tag`, `label`, `comment`, `link`, `release`, `schedule`, …) are not
+/// here: a name leading with one says nothing.
+const FIRST_WORD_VERBS: &[&str] = &[
+    "post",
+    "reply",
+    "respond",
+    "forward",
+    "share",
+    "compose",
+    "register",
+    "generate",
+    "attach",
+    "enroll",
+    "download",
+    "export",
+    "merge",
+    "combine",
+    "transfer",
+    "relocate",
+    "update",
+    "upsert",
+    "manage",
+    "configure",
+];
 
-/// The kind of change a lowercase word makes as written, not stemmed: a
-/// name's first word counts only in its verb form (`post_comment`, not
-/// `posts_list` or `comments`).
-pub(crate) fn word_change(word: &str) -> Option<Change> {
-    tables().query_change.get(word).copied()
+/// The kind of change a name's first word (lowercase, as written) makes
+/// when no operation list knows it.
+pub(crate) fn first_word_change(word: &str) -> Option<Change> {
+    if FIRST_WORD_VERBS.contains(&word) {
+        tables().query_change.get(word).copied()
+    } else {
+        None
+    }
 }
 
 /// What a query asks: its operation and, when it asks to change and every
@@ -770,11 +797,15 @@ mod tests {
     }
 
     #[test]
-    fn name_verbs_are_stemmed_terms() {
-        assert_eq!(name_term_op(&stem("create")), Op::Write);
-        assert_eq!(name_term_op(&stem("retrieve")), Op::Read);
-        assert_eq!(name_term_op(&stem("post")), Op::Unknown);
-        assert_eq!(name_term_op("zendesk"), Op::Unknown);
+    fn name_verbs_are_words_as_written() {
+        assert_eq!(name_word_op("create"), Op::Write);
+        assert_eq!(name_word_op("retrieve"), Op::Read);
+        assert_eq!(name_word_op("post"), Op::Unknown);
+        assert_eq!(name_word_op("zendesk"), Op::Unknown);
+        // Nouns and adjectives that stem like verbs.
+        for word in ["settings", "news", "deleted", "triggers", "archived"] {
+            assert_eq!(name_verb(word), (Op::Unknown, None), "{word}");
+        }
     }
 
     fn changes(query: &str) -> Vec<Change> {
@@ -842,15 +873,17 @@ mod tests {
 
     #[test]
     fn name_verbs_have_kinds() {
-        assert_eq!(name_term_change(&stem("create")), Some(Change::Add));
-        assert_eq!(name_term_change(&stem("deleting")), Some(Change::Remove));
-        assert_eq!(name_term_change(&stem("update")), Some(Change::Any));
-        assert_eq!(name_term_change(&stem("download")), Some(Change::Export));
-        assert_eq!(name_term_change("zendesk"), None);
-        assert_eq!(word_change("post"), Some(Change::Add));
+        assert_eq!(name_verb("create").1, Some(Change::Add));
+        assert_eq!(name_verb("delete").1, Some(Change::Remove));
+        assert_eq!(name_verb("update").1, Some(Change::Any));
+        assert_eq!(name_verb("download").1, Some(Change::Export));
+        assert_eq!(name_verb("zendesk").1, None);
+        assert_eq!(first_word_change("post"), Some(Change::Add));
+        // Words that lead names as nouns as often say nothing there.
+        assert_eq!(first_word_change("log"), None);
+        assert_eq!(first_word_change("comment"), None);
         // Not the plural noun.
-        assert_eq!(word_change("posts"), None);
-        assert_eq!(word_change("comments"), None);
+        assert_eq!(first_word_change("posts"), None);
     }
 
     #[test]

@@ -242,11 +242,7 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
                 if req.connector.is_some() {
                     return Err(error.clone());
                 }
-                down_words.extend(
-                    connector
-                        .split(|c: char| !c.is_ascii_alphanumeric())
-                        .map(str::to_ascii_lowercase),
-                );
+                down_words.extend(id_words(connector));
                 unavailable.push(json!({
                     "connector": connector,
                     "code": error.code.as_str(),
@@ -259,11 +255,7 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
     let window = req.offset.saturating_add(req.limit);
     let ranked = rank(
         &indexes,
-        &SearchQuery {
-            query: &req.query,
-            safety: req.safety,
-            scoped: req.connector.is_some(),
-        },
+        &SearchQuery::new(&req.query, req.safety).scoped(req.connector.is_some()),
         window,
     );
     let opts = EntryOptions {
@@ -313,15 +305,24 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
             let missing = &ranked.missing_services;
             let (down, absent): (Vec<&String>, Vec<&String>) =
                 missing.iter().partition(|m| down_words.contains(m));
-            let hint = match (ranked.opposed, ranked.other_change, ranked.asks) {
-                _ if !down.is_empty() => &format!(
+            let services = match (down.is_empty(), absent.is_empty()) {
+                (true, true) => String::new(),
+                (false, true) => format!(
                     "the query names {}, whose connector is unavailable right now (see unavailable): its tools could not be searched; try again later",
                     join_words(&down)
                 ),
-                _ if !absent.is_empty() => &format!(
+                (true, false) => format!(
                     "the query names {}, which no connector here serves: no tool here is an answer; send an empty query to browse what is connected",
                     join_words(&absent)
                 ),
+                (false, false) => format!(
+                    "the query names {}, which no connector here serves, and {}, whose connector is unavailable right now (see unavailable)",
+                    join_words(&absent),
+                    join_words(&down)
+                ),
+            };
+            let hint = match (ranked.opposed, ranked.other_change, ranked.asks) {
+                _ if !services.is_empty() => services.as_str(),
                 (1.., 0, Op::Write) => {
                     "the tools matching these words only read, and the query asks to change something: no tool here does that; to read instead, ask with a read verb (list, show, find)"
                 }
@@ -351,6 +352,18 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
     let page = Value::Object(page);
     check_size(&page, req.surface.tool(), SEARCH_LESS)?;
     Ok(page)
+}
+
+/// The words of a connector id, lowercased, split where the search
+/// splits names: `slack-prod` and `slackProd` both carry `slack`.
+fn id_words(id: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    crate::search::tokenize::for_each_term(id, |_, surface| words.push(surface.to_owned()));
+    words.extend(
+        id.split(|c: char| !c.is_ascii_alphanumeric())
+            .map(str::to_ascii_lowercase),
+    );
+    words
 }
 
 fn join_words(words: &[&String]) -> String {

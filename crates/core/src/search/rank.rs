@@ -92,6 +92,22 @@ pub struct SearchQuery<'a> {
     pub scoped: bool,
 }
 
+impl<'a> SearchQuery<'a> {
+    /// A query over every catalog given, not scoped to one connector.
+    pub fn new(query: &'a str, safety: Safety) -> SearchQuery<'a> {
+        SearchQuery {
+            query,
+            safety,
+            scoped: false,
+        }
+    }
+
+    /// The same query, scoped by the caller to one connector or not.
+    pub fn scoped(self, scoped: bool) -> SearchQuery<'a> {
+        SearchQuery { scoped, ..self }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatchMode {
     /// Empty query: every admitted tool, in catalog order.
@@ -371,9 +387,10 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         .filter(|&k| intent.changes.iter().any(|(_, v)| *v == raw[terms[k]].text))
         .fold(0, |m, k| m | 1 << k);
     // Services the query names that no catalog here knows: unless the
-    // query names a connector (above) or the caller chose one, they say
-    // what the query is about ("the slack channel"); beside a connected
-    // service, they are its objects ("designers at figma on linkedin").
+    // query names a connector (a word its catalogs know only as the
+    // connector's id, above) or the caller chose one, they say what the
+    // query is about ("the slack channel"); beside a named connector,
+    // they are its objects ("designers at figma on linkedin").
     let missing: Vec<String> = if q.scoped || names_connector {
         Vec::new()
     } else {

@@ -205,9 +205,13 @@ const SERVICES: &[&str] = &[
 const NOT_THE_SYSTEM: &[&str] = &["at", "about"];
 
 /// Possessives: after "for" they make a name whom something is for ("a
-/// card for our figma subscription"); "search for slack messages" still
-/// names the system.
+/// card for our figma subscription"); "search for slack messages" and,
+/// after a verb of searching, "look for our jira tickets" still name the
+/// system.
 const POSSESSIVES: &[&str] = &["our", "my", "your", "their", "his", "her", "its"];
+
+/// Verbs whose "for" introduces what is looked for.
+const SEARCH_VERBS: &[&str] = &["search", "look", "ask", "check", "find", "hunt", "scan"];
 
 /// Words that may stand between such a word and the name.
 const DETERMINERS: &[&str] = &["the", "a", "an", "this", "that"];
@@ -222,6 +226,8 @@ pub(crate) fn named_services(query: &str) -> Vec<String> {
     // a possessive, and whether a possessive came after it.
     let mut before = String::new();
     let mut possessed = false;
+    // The word before `before`: a "for" after a verb of searching.
+    let mut earlier = String::new();
     for token in query.split_whitespace() {
         let word = token.trim_matches(|c: char| !c.is_alphanumeric());
         let word = word
@@ -230,7 +236,8 @@ pub(crate) fn named_services(query: &str) -> Vec<String> {
             .unwrap_or(word);
         let lower = word.to_ascii_lowercase();
         let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric());
-        let other = NOT_THE_SYSTEM.contains(&before.as_str()) || (before == "for" && possessed);
+        let other = NOT_THE_SYSTEM.contains(&before.as_str())
+            || (before == "for" && possessed && !SEARCH_VERBS.contains(&earlier.as_str()));
         if plain
             && SERVICES.binary_search(&lower.as_str()).is_ok()
             && !other
@@ -241,7 +248,7 @@ pub(crate) fn named_services(query: &str) -> Vec<String> {
         if POSSESSIVES.contains(&lower.as_str()) {
             possessed = true;
         } else if !DETERMINERS.contains(&lower.as_str()) {
-            before = lower;
+            earlier = std::mem::replace(&mut before, lower);
             possessed = false;
         }
     }
@@ -284,6 +291,7 @@ mod tests {
         // "for" alone is how a search is asked.
         assert_eq!(named_services("search for slack messages"), ["slack"]);
         assert_eq!(named_services("look for the jira ticket"), ["jira"]);
+        assert_eq!(named_services("look for our jira tickets"), ["jira"]);
         // Inside identifiers, addresses and paths it names nothing.
         for query in [
             "set the STRIPE_KEY variable",

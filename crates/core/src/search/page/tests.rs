@@ -338,7 +338,7 @@ fn partial_pages_say_so_with_a_short_analysis() {
 fn connector_scope_unknown_and_failed_connectors() {
     let ix = catalog();
     let down = ToolError::new(ErrorCode::CatalogLookupFailed, "jira is down");
-    let sources = [Source::ready(&ix), Source::failed("jira", &down)];
+    let sources = [Source::ready(&ix), Source::failed("jiraCloud", &down)];
     let e = page(
         json!({"query": "issue", "connector": "gj"}),
         Surface::SearchTools,
@@ -348,14 +348,14 @@ fn connector_scope_unknown_and_failed_connectors() {
     assert_eq!(e.code, ErrorCode::InvalidArgs);
     assert_eq!(e.details["suggestions"][0], "gh");
     let e = page(
-        json!({"query": "issue", "connector": "jira"}),
+        json!({"query": "issue", "connector": "jiraCloud"}),
         Surface::SearchTools,
         &sources,
     )
     .expect_err("down");
     assert_eq!(e.code, ErrorCode::CatalogLookupFailed);
     let p = page(json!({"query": "issue"}), Surface::SearchTools, &sources).expect("page");
-    assert_eq!(p["unavailable"][0]["connector"], "jira");
+    assert_eq!(p["unavailable"][0]["connector"], "jiraCloud");
     // A service whose connector is down is not "served by no connector".
     let p = page(
         json!({"query": "transition the jira sprint board"}),
@@ -367,6 +367,18 @@ fn connector_scope_unknown_and_failed_connectors() {
     let hint = p["hint"].as_str().expect("a hint");
     assert!(
         hint.contains("names jira, whose connector is unavailable"),
+        "{hint}"
+    );
+    // One missing and one down: both are named.
+    let p = page(
+        json!({"query": "move the jira sprint board to trello"}),
+        Surface::SearchTools,
+        &sources,
+    )
+    .expect("page");
+    let hint = p["hint"].as_str().expect("a hint");
+    assert!(
+        hint.contains("names trello, which no connector here serves, and jira"),
         "{hint}"
     );
     let p = page(

@@ -588,7 +588,7 @@ fn the_tools_left_out_still_set_the_relevance_bar() {
         unannotated("preferences", "Staging app and dynos preferences."),
         tool("list_regions", "List the regions.", true),
     ];
-    let idx = CatalogIndex::build(Arc::new(Catalog::new("apps", tools)));
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("hosting", tools)));
     let refs = [&idx];
     // Nothing here deletes anything. The preferences match three of the
     // words, in their description only: far below the creating tool's
@@ -707,14 +707,32 @@ fn a_service_no_catalog_knows_holds_the_query_to_a_stricter_bar() {
     let r = rank_all(&refs, "post a message in the support slack channel on bus");
     assert!(!r.hits.is_empty());
     assert!(r.missing_services.is_empty());
-    let scoped = SearchQuery {
-        query: "post a message in the support slack channel",
-        safety: Safety::All,
-        scoped: true,
-    };
+    let scoped =
+        SearchQuery::new("post a message in the support slack channel", Safety::All).scoped(true);
     let r = rank(&refs, &scoped, 100);
     assert!(!r.hits.is_empty());
     assert!(r.missing_services.is_empty());
+}
+
+#[test]
+fn a_connector_word_that_other_catalogs_use_names_no_connector_beside_a_missing_service() {
+    let bus = CatalogIndex::build(Arc::new(Catalog::new(
+        "bus",
+        vec![tool(
+            "produce_message",
+            "Produce a message to the topic of a channel.",
+            false,
+        )],
+    )));
+    let trips = CatalogIndex::build(Arc::new(Catalog::new(
+        "trips",
+        vec![tool("book_bus", "Book a bus seat on a channel.", false)],
+    )));
+    let refs = [&bus, &trips];
+    // "bus" is also another catalog's word: it names no connector, so the
+    // missing service still holds the query to the stricter bar.
+    let r = rank_all(&refs, "post a message in the slack channel of the bus");
+    assert_eq!(r.missing_services, ["slack"]);
 }
 
 #[test]
