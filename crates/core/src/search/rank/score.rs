@@ -271,27 +271,29 @@ const FIELD_WEIGHT: [f32; 16] = {
     w
 };
 
-/// Evidence from the connector's id and description words, which every
-/// tool of the catalog carries (unless it already matched them itself).
-fn add_connector_evidence(
+/// A tool's evidence `(score, mask)` with the connector's id and
+/// description words added, which every tool of the catalog carries
+/// (unless it already matched them itself), and the mask of its strong
+/// matches (its own and the connector id's).
+fn with_connector_evidence(
     q: &Query<'_>,
     connector: u32,
     topic: u32,
-    score: &mut f32,
-    mask: &mut u32,
-    strong: &mut u32,
-) {
-    let mut extra = (connector | topic) & !*mask;
+    (mut score, mut mask): (f32, u32),
+) -> (f32, u32, u32) {
+    let mut strong = mask;
+    let mut extra = (connector | topic) & !mask;
     while extra != 0 {
         let k = extra.trailing_zeros() as usize;
         let is_id = connector & 1 << k != 0;
-        *score += q.weights[k] * if is_id { W_CONNECTOR } else { W_TOPIC };
-        *mask |= 1 << k;
+        score += q.weights[k] * if is_id { W_CONNECTOR } else { W_TOPIC };
+        mask |= 1 << k;
         if is_id {
-            *strong |= 1 << k;
+            strong |= 1 << k;
         }
         extra &= extra - 1;
     }
+    (score, mask, strong)
 }
 
 /// Tier, coverage and the final score of one tool from its evidence.
@@ -554,8 +556,7 @@ impl Scratch {
         if mask == 0 && connector == 0 && topic == 0 {
             return None;
         }
-        let mut strong = mask;
-        add_connector_evidence(q, connector, topic, &mut score, &mut mask, &mut strong);
+        let (score, mask, strong) = with_connector_evidence(q, connector, topic, (score, mask));
         let name = self.names.features(ix, tool);
         Some(finish(
             q, source, tool, true, score, mask, strong, own, name, read_only,
@@ -679,9 +680,8 @@ impl Scratch {
                 // operation does not: the writers a read request leaves
                 // out often match it by their connector's name alone, and
                 // would cut the readers that fit.)
-                let (mut score, mut mask) = (a.score, a.mask);
-                let mut strong = mask;
-                add_connector_evidence(q, connector, topic, &mut score, &mut mask, &mut strong);
+                let (score, mask, _) =
+                    with_connector_evidence(q, connector, topic, (a.score, a.mask));
                 if enough_words(mask, coverage(mask, q), q) {
                     found.other_change += 1;
                     found.left_out_base = found.left_out_base.max(score);
@@ -733,9 +733,8 @@ impl Scratch {
                 }
                 continue;
             }
-            let (mut score, mut mask) = (a.score, a.mask);
-            let mut strong = mask;
-            add_connector_evidence(q, connector, topic, &mut score, &mut mask, &mut strong);
+            let (score, mask, strong) =
+                with_connector_evidence(q, connector, topic, (a.score, a.mask));
             let c = finish(
                 q, source, tool, false, score, mask, strong, a.own, name, read_only,
             );
