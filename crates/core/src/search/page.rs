@@ -354,8 +354,10 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
     Ok(page)
 }
 
-/// The words of a connector id, lowercased, split where the search
-/// splits names: `slack-prod` and `slackProd` both carry `slack`.
+/// The words of a connector id, lowercased: split where the search splits
+/// names (`slack-prod` and `slackProd` both carry `slack`), and each part
+/// between punctuation whole, since the tokenizer only gives a camel-case
+/// word's parts (`PagerDuty` carries `pagerduty`).
 fn id_words(id: &str) -> Vec<String> {
     let mut words = Vec::new();
     crate::search::tokenize::for_each_term(id, |_, surface| words.push(surface.to_owned()));

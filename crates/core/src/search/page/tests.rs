@@ -335,6 +335,23 @@ fn partial_pages_say_so_with_a_short_analysis() {
 }
 
 #[test]
+fn a_connector_ids_words_are_its_parts_and_its_whole_words() {
+    for (id, word) in [
+        ("slack", "slack"),
+        ("slack-prod", "slack"),
+        ("jiraCloud", "jira"),
+        ("PagerDuty", "pagerduty"),
+        ("eu_PagerDuty", "pagerduty"),
+    ] {
+        assert!(
+            id_words(id).contains(&word.to_owned()),
+            "{id}: {:?}",
+            id_words(id)
+        );
+    }
+}
+
+#[test]
 fn connector_scope_unknown_and_failed_connectors() {
     let ix = catalog();
     let down = ToolError::new(ErrorCode::CatalogLookupFailed, "jira is down");
