@@ -8,7 +8,9 @@
 //! gets no tool that only reads (the operator's overrides deciding), and
 //! says so when nothing else matches; a connector's configured
 //! `search_terms` find its tools by the operator's words, and a bad one
-//! stops `connecta check` with its position.
+//! stops `connecta check` with its position; short forms, everyday words and
+//! compounds written as two words find the reference server's tools and an
+//! HTTP API's.
 
 mod support;
 
@@ -430,4 +432,71 @@ fn a_bad_search_term_stops_check_with_its_position() {
         )),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn short_forms_everyday_words_and_split_compounds_find_real_tools() {
+    // The reference server over stdio, and an HTTP API declared in config
+    // (search reads its catalog from the config; nothing is called).
+    let config = format!(
+        r#"
+[[connector]]
+id = "everything"
+command = {node}
+args = [{everything}, "stdio"]
+
+[[connector]]
+id = "forum"
+kind = "api"
+base_url = "http://127.0.0.1:9"
+allow_private_network = true
+
+[[connector.tool]]
+name = "get_frontpage_posts"
+description = "Hot posts across all boards"
+read_only = true
+path = "/hot"
+input_schema = {{ type = "object" }}
+
+[[connector.tool]]
+name = "get_checkout"
+description = "One checkout session"
+read_only = true
+path = "/checkout"
+input_schema = {{ type = "object" }}
+
+[[connector.tool]]
+name = "get_user_info"
+description = "One user's profile"
+read_only = true
+path = "/user"
+input_schema = {{ type = "object" }}
+"#,
+        node = q(&node()),
+        everything = q(&everything_js()),
+    );
+    let gw = Gateway::start(&config);
+    gw.wait_catalogs().await;
+    let client = connect(&gw.url()).await;
+    for (query, first) in [
+        // `vars` is short for the description's "variables".
+        ("show the env vars", "everything.get-env"),
+        // `urls` are the name's `links`; `img` is its `image`.
+        ("resource urls", "everything.get-resource-links"),
+        ("a tiny img", "everything.get-tiny-image"),
+        // "front page" is the name's one word `frontpage`.
+        ("what's on the front page", "forum.get_frontpage_posts"),
+    ] {
+        let (page, err) = call(&client, "search_tools", json!({ "query": query })).await;
+        assert!(!err, "{query}: {page}");
+        assert_eq!(page["tools"][0]["address"], first, "{query}: {page}");
+    }
+    // A phrasal verb's particle joins nothing: "check out" is no
+    // `checkout`, though the one word is.
+    let (page, err) = call(&client, "search_tools", json!({"query": "check out"})).await;
+    assert!(!err, "{page}");
+    assert_eq!(page["matchMode"], "none", "{page}");
+    let (page, err) = call(&client, "search_tools", json!({"query": "checkout"})).await;
+    assert!(!err, "{page}");
+    assert_eq!(names(&page), ["forum.get_checkout"], "{page}");
 }

@@ -205,6 +205,38 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             next = i + len;
             continue;
         }
+        // Two content words, one of them unknown alone, that some catalog
+        // knows as one word are that word ("front page" for
+        // `get_frontpage_posts`). Two known words stay two: "work item"
+        // is `wit_get_work_item` (and "list videos" `listVideos`) even
+        // where another name runs them together. Function words never
+        // join, nor do particles: "check out", "log in" and "back up" are
+        // verbs, and their nouns (`checkout`) would mislead.
+        if let Some(joined) = simple
+            .get(i..i + 2)
+            .and_then(|pair| Some((pair[0]?, pair[1]?)))
+            .filter(|(a, b)| {
+                ![a, b]
+                    .iter()
+                    .any(|w| is_stopword(w) || PARTICLES.contains(w))
+            })
+            .filter(|(a, b)| !(known_term(indexes, a) && known_term(indexes, b)))
+            .and_then(|(a, b)| {
+                let text = stem(&format!("{a}{b}")).into_owned();
+                let id = shared_find(&text, term_hash(&text))
+                    .filter(|&id| indexes.iter().any(|ix| ix.local_term(id).is_some()))?;
+                Some(QTerm {
+                    kind: TermKind::Scored,
+                    shared: Some(id),
+                    surface: format!("{a} {b}"),
+                    text,
+                })
+            })
+        {
+            raw.push(joined);
+            next = i + 2;
+            continue;
+        }
         let known = word.joined.as_ref().filter(|(t, _)| {
             shared_find(t, term_hash(t))
                 .is_some_and(|id| indexes.iter().any(|ix| ix.local_term(id).is_some()))
@@ -223,6 +255,19 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         }
     }
     raw
+}
+
+/// Adverbs that make phrasal verbs: a word beside one is no half of a
+/// compound noun.
+const PARTICLES: &[&str] = &[
+    "away", "back", "down", "in", "off", "on", "out", "over", "through", "up",
+];
+
+/// Some index knows the word (stemmed) as a term.
+fn known_term(indexes: &[&CatalogIndex], word: &str) -> bool {
+    let text = stem(word);
+    shared_find(&text, term_hash(&text))
+        .is_some_and(|id| indexes.iter().any(|ix| ix.local_term(id).is_some()))
 }
 
 /// Some tool of `indexes` carries every content word of `words` in its

@@ -562,13 +562,52 @@ const SYNONYM_GROUPS: &[SynonymGroup] = &[
     verbs(&["disable", "deactivate"], &[]),
     verbs(&["copy", "duplicate"], &[]),
     verbs(&["deploy"], &["redeploy"]),
-    nouns(&["folder", "directory"], &[]),
+    nouns(&["folder", "directory"], &["dir"]),
     nouns(&["email", "mail"], &[]),
     nouns(&["track"], &["song"]),
-    nouns(&["image"], &["picture", "photo"]),
-    nouns(&["task"], &["todo"]),
+    nouns(&["image"], &["picture", "photo", "img"]),
+    nouns(&["task"], &["todo", "reminder"]),
     nouns(&["issue"], &["bug"]),
     nouns(&["sms"], &["text"]),
+    // Short forms that mean exactly the long one.
+    nouns(&["application", "app"], &["applicant"]),
+    nouns(&["repository", "repo"], &[]),
+    nouns(&["database", "db"], &[]),
+    nouns(&["document", "doc"], &[]),
+    nouns(&["message", "msg"], &[]),
+    nouns(&["organization", "org"], &[]),
+    nouns(&["configuration", "config"], &[]),
+    nouns(&["environment", "env"], &[]),
+    nouns(&["statistic", "stat"], &[]),
+    nouns(&["certificate", "cert"], &[]),
+    nouns(&["parameter", "param"], &[]),
+    nouns(&["variable", "var"], &[]),
+    nouns(&["production", "prod"], &[]),
+    nouns(&["transaction", "txn"], &[]),
+    nouns(&["account", "acct"], &[]),
+    nouns(&["url", "link"], &[]),
+    // Everyday words for what a service names otherwise.
+    nouns(&["candidate"], &["applicant"]),
+    nouns(&["customer"], &["client"]),
+    nouns(
+        &["event"],
+        &["meetup", "webinar", "workshop", "appointment"],
+    ),
+    nouns(&["deal", "opportunity"], &[]),
+    nouns(&["lead"], &["prospect"]),
+    nouns(&["inventory"], &["stock"]),
+    nouns(&["discount", "coupon"], &["promo"]),
+    nouns(&["instance"], &["vm"]),
+    nouns(&["attendee", "participant", "registrant"], &["guest"]),
+    nouns(&["meeting"], &["standup"]),
+    nouns(&["secret"], &["password", "credential"]),
+    nouns(&["place"], &["restaurant", "venue", "spot"]),
+    nouns(&["alert"], &["warning"]),
+    nouns(&["comment"], &["feedback"]),
+    nouns(&["presentation"], &["deck", "slideshow"]),
+    nouns(&["temperature"], &["thermostat"]),
+    nouns(&["direction"], &["route"]),
+    nouns(&["time"], &["hour", "timesheet"]),
 ];
 
 /// The words a name term is also found by: the other members of its group
@@ -887,10 +926,27 @@ mod tests {
     #[test]
     fn only_nouns_have_synonyms_in_prose() {
         assert_eq!(prose_synonyms("track"), ["song"]);
-        assert_eq!(prose_synonyms("folder"), ["directory"]);
+        assert_eq!(prose_synonyms("folder"), ["directory", "dir"]);
         assert!(prose_synonyms("delet").is_empty());
         assert!(prose_synonyms("song").is_empty(), "aliases go one way");
         assert_eq!(name_synonyms("track"), ["song"]);
+    }
+
+    #[test]
+    fn short_forms_go_both_ways_and_everyday_words_one_way() {
+        // A short form means exactly the long one, in names and prose.
+        assert_eq!(name_synonyms("repository"), ["repo"]);
+        assert_eq!(name_synonyms("repo"), ["repository"]);
+        assert_eq!(prose_synonyms("db"), [stem("database")]);
+        assert_eq!(name_synonyms("application"), ["app", "applicant"]);
+        assert_eq!(name_synonyms("app"), ["application", "applicant"]);
+        // An everyday word finds the service's word, not the reverse: a
+        // tool named `list_clients` (OAuth clients) is no customer list.
+        assert_eq!(prose_synonyms("customer"), ["client"]);
+        assert!(name_synonyms("client").is_empty());
+        assert!(name_synonyms("applicant").is_empty());
+        assert!(prose_synonyms("event").contains(&"meetup".to_owned()));
+        assert_eq!(name_synonyms("secret"), ["password", "credential"]);
     }
 
     #[test]

@@ -805,3 +805,76 @@ fn a_configured_search_term_finds_the_tools_named_with_its_word() {
     assert_eq!(rank_all(&refs, "close ticket").mode, MatchMode::All);
     assert_eq!(first(&tuned, "update ticket"), "update_ticket");
 }
+
+#[test]
+fn an_everyday_word_or_short_form_finds_the_word_a_service_names() {
+    let hiring = Catalog::new(
+        "hiring",
+        vec![
+            tool("reject_application", "Reject an application", false),
+            tool("create_candidate", "Create a candidate", false),
+            tool("add_candidate_note", "Add a note to a candidate", false),
+            tool("list_jobs", "List open jobs", true),
+        ],
+    );
+    let sso = Catalog::new(
+        "sso",
+        vec![
+            tool("list_applications", "List the applications", true),
+            tool("list_users", "List users", true),
+        ],
+    );
+    let idx = [
+        CatalogIndex::build(Arc::new(hiring)),
+        CatalogIndex::build(Arc::new(sso)),
+    ];
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    // "applicant" is the everyday word for who sent an application.
+    let r = rank_all(&refs, "reject this applicant");
+    assert_eq!(tool_name(&refs, &r.hits[0]), "reject_application");
+    // "apps" is short for applications, and spells the name completely.
+    let r = rank_all(&refs[1..], "list apps");
+    assert_eq!(r.mode, MatchMode::All);
+    assert_eq!(tool_name(&refs[1..], &r.hits[0]), "list_applications");
+}
+
+#[test]
+fn two_words_a_catalog_writes_as_one_are_one_term() {
+    let forum = Catalog::new(
+        "forum",
+        vec![
+            tool("get_frontpage_posts", "Hot posts across all boards", true),
+            tool("get_user_info", "One user's profile", true),
+        ],
+    );
+    let idx = [CatalogIndex::build(Arc::new(forum))];
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let r = rank_all(&refs, "what's on the front page");
+    assert_eq!(r.hits.len(), 1, "{r:?}");
+    assert_eq!(tool_name(&refs, &r.hits[0]), "get_frontpage_posts");
+    assert_eq!(r.mode, MatchMode::All);
+}
+
+#[test]
+fn two_known_words_or_a_function_word_stay_apart() {
+    let work = Catalog::new(
+        "work",
+        vec![
+            tool("wit_get_work_item", "Get a work item by id", true),
+            tool("search_workitem", "Search by text", true),
+            tool("get_checkout", "One checkout session", true),
+            tool("get_stories", "Top stories", true),
+        ],
+    );
+    let idx = [CatalogIndex::build(Arc::new(work))];
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    // `work` and `item` are both words here: `workitem` would lose
+    // the tool that names them apart.
+    let r = rank_all(&refs, "get work item");
+    assert_eq!(tool_name(&refs, &r.hits[0]), "wit_get_work_item");
+    // "check out" is a verb, not the noun `checkout`.
+    let r = rank_all(&refs, "check out");
+    assert_eq!(r.mode, MatchMode::None, "{r:?}");
+    let r = rank_all(&refs, "checkout");
+    assert_eq!(tool_name(&refs, &r.hits[0]), "get_checkout");
+}
