@@ -10,7 +10,8 @@
 //! `search_terms` find its tools by the operator's words, and a bad one
 //! stops `connecta check` with its position; short forms, everyday words and
 //! compounds written as two words find the reference server's tools and an
-//! HTTP API's.
+//! HTTP API's; a light verb's object says the change asked for ("issue a
+//! refund"), and a word only one service uses ("subreddit") names it.
 
 mod support;
 
@@ -499,4 +500,86 @@ input_schema = {{ type = "object" }}
     let (page, err) = call(&client, "search_tools", json!({"query": "checkout"})).await;
     assert!(!err, "{page}");
     assert_eq!(names(&page), ["forum.get_checkout"], "{page}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_light_verbs_object_and_a_services_own_word_say_what_is_asked() {
+    let config = r#"
+[[connector]]
+id = "shop"
+kind = "api"
+base_url = "http://127.0.0.1:9"
+allow_private_network = true
+
+[[connector.tool]]
+name = "update_customer"
+description = "Update a customer's details"
+read_only = false
+method = "PUT"
+path = "/customers"
+input_schema = { type = "object" }
+
+[[connector.tool]]
+name = "get_orders"
+description = "Orders of a customer"
+read_only = true
+path = "/orders"
+input_schema = { type = "object" }
+
+[[connector.tool]]
+name = "add_post"
+description = "Add a new post to the shop's blog"
+read_only = false
+method = "POST"
+path = "/posts"
+input_schema = { type = "object" }
+"#;
+    let gw = Gateway::start(config);
+    let client = connect(&gw.url()).await;
+    // "Issue a refund" asks to refund: an update does not pay money back,
+    // and reading orders changes nothing.
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "issue a refund to the customer for their last order"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(page["matchMode"], "none", "{page}");
+    let hint = page["hint"].as_str().expect("a hint");
+    assert!(hint.contains("no tool here does that"), "{page}");
+    // Asked without a light verb, the same words find the customer.
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "update the customer"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(
+        page["tools"][0]["address"], "shop.update_customer",
+        "{page}"
+    );
+    // A subreddit is Reddit's, and nothing here serves Reddit.
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "submit a new post to the rust subreddit"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(page["matchMode"], "none", "{page}");
+    let hint = page["hint"].as_str().expect("a hint");
+    assert!(
+        hint.contains("reddit, which no connector here serves"),
+        "{page}"
+    );
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "submit a new post to the blog"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(page["tools"][0]["address"], "shop.add_post", "{page}");
 }

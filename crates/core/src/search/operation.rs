@@ -518,6 +518,26 @@ fn opening_op(word: &str, next: Option<&str>) -> Op {
     }
 }
 
+/// Verbs that lend their clause to the action named by their object
+/// ("issue a refund", "do a restart", "make a copy").
+const LIGHT_VERBS: &[&str] = &["issue", "give", "make", "do", "perform", "process"];
+
+/// The action a light verb's object names, when `word` is one of
+/// [`LIGHT_VERBS`], "a" or "an" follows, and then a verb that changes
+/// something in a particular way: "issue a refund" asks to refund.
+fn light_verb_action<'w>(word: &str, next: Option<&str>, then: Option<&'w str>) -> Option<&'w str> {
+    let action =
+        then.filter(|_| LIGHT_VERBS.contains(&word) && matches!(next, Some("a" | "an")))?;
+    let particular = tables()
+        .query_change
+        .get(action)
+        .is_some_and(|&c| c != Change::Any);
+    // As a noun the action may be one that leads only names as a verb
+    // ("a rollback", "a copy").
+    let writes = query_word_op(action) == Op::Write || name_word_op(action) == Op::Write;
+    (particular && writes).then_some(action)
+}
+
 /// The operation a phrasal verb folds to ("pull up" → `get`, a read; "shut
 /// down" → `stop`, a write): the word's own, else what it means in a name.
 fn phrase_op(to: &str) -> Op {
@@ -636,10 +656,14 @@ pub(crate) fn query_intent(query: &str) -> Intent {
         }
         let phrase = query_phrase(&simple[i..]);
         let next = words.get(i + 1).map(|(w, _)| w.as_str());
-        let (op, len, verb) = match phrase {
-            Some((len, to)) => (phrase_op(to), len, to),
-            None if opening => (opening_op(word, next), 1, word.as_str()),
-            None => (query_word_op(word), 1, word.as_str()),
+        let light = opening
+            .then(|| light_verb_action(word, next, words.get(i + 2).map(|(w, _)| w.as_str())))
+            .flatten();
+        let (op, len, verb) = match (phrase, light) {
+            (Some((len, to)), _) => (phrase_op(to), len, to),
+            (None, Some(action)) => (Op::Write, 3, action),
+            (None, None) if opening => (opening_op(word, next), 1, word.as_str()),
+            (None, None) => (query_word_op(word), 1, word.as_str()),
         };
         if opening {
             if matches!(word.as_str(), "if" | "whether") {
@@ -831,6 +855,27 @@ mod tests {
             query_intent("merge the tickets").changes,
             [(Change::Merge, stem("merge").into_owned())]
         );
+    }
+
+    #[test]
+    fn a_light_verb_lends_its_clause_to_the_action_its_object_names() {
+        assert_eq!(
+            query_intent("issue a refund to the customer").changes,
+            [(Change::Refund, stem("refund").into_owned())]
+        );
+        assert_eq!(query_op("issue a refund to the customer"), Op::Write);
+        assert_eq!(changes("please do a restart of the api"), [Change::Restart]);
+        assert_eq!(
+            changes("perform a rollback of the deploy"),
+            [Change::Restore]
+        );
+        assert_eq!(changes("make a copy of the board"), [Change::Add]);
+        // An object that is no verb of a particular kind lends nothing.
+        assert_eq!(changes("issue a TLS certificate"), []);
+        assert_eq!(changes("make an update to the ticket"), []);
+        // Only with "a" or "an" between.
+        assert_eq!(changes("issue refunds"), []);
+        assert_eq!(changes("issue the refund"), []);
     }
 
     #[test]

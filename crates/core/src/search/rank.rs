@@ -42,7 +42,7 @@ use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
 use super::operation::{Op, query_intent};
-use super::services::named_services;
+use super::services::service_mentions;
 use super::tokenize::{TermKind, is_stopword, query_phrase, query_words, stem, term_kind};
 use super::vocab::{shared_find, term_hash};
 
@@ -439,13 +439,12 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let missing: Vec<String> = if q.scoped || names_connector {
         Vec::new()
     } else {
-        named_services(q.query)
+        // A service's own word ("subreddit") that some catalog knows is
+        // served there, whatever the service is called.
+        service_mentions(q.query)
             .into_iter()
-            .filter(|name| {
-                let t = stem(name);
-                let id = shared_find(&t, term_hash(&t));
-                !id.is_some_and(|id| indexes.iter().any(|ix| ix.local_term(id).is_some()))
-            })
+            .filter(|m| !known_term(indexes, m.service) && !known_term(indexes, &m.word))
+            .map(|m| m.service.to_owned())
             .collect()
     };
     let query = Query {

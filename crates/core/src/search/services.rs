@@ -166,7 +166,6 @@ const SERVICES: &[&str] = &[
     "strapi",
     "strava",
     "stripe",
-    "subreddit",
     "substack",
     "supabase",
     "surveymonkey",
@@ -200,6 +199,36 @@ const SERVICES: &[&str] = &[
     "zoho",
 ];
 
+/// Words only one service uses for its own things, and that service:
+/// "submit a post to a subreddit" asks for Reddit. Lowercased, sorted.
+const SERVICE_WORDS: &[(&str, &str)] = &[
+    ("dyno", "heroku"),
+    ("dynos", "heroku"),
+    ("ec2", "aws"),
+    ("gist", "github"),
+    ("gists", "github"),
+    ("jql", "jira"),
+    ("retweet", "twitter"),
+    ("retweets", "twitter"),
+    ("soql", "salesforce"),
+    ("subreddit", "reddit"),
+    ("subreddits", "reddit"),
+    ("tweet", "twitter"),
+    ("tweets", "twitter"),
+];
+
+/// The service `word` (lowercase) names: itself when it is a listed
+/// name, else the service whose word it is.
+fn service_of(word: &str) -> Option<&'static str> {
+    if let Ok(i) = SERVICES.binary_search(&word) {
+        return Some(SERVICES[i]);
+    }
+    SERVICE_WORDS
+        .binary_search_by(|(w, _)| (*w).cmp(word))
+        .ok()
+        .map(|i| SERVICE_WORDS[i].1)
+}
+
 /// Words before a name that make it where someone works or what is
 /// talked about ("designers at figma"), not the system to act in.
 const NOT_THE_SYSTEM: &[&str] = &["at", "about"];
@@ -216,12 +245,29 @@ const SEARCH_VERBS: &[&str] = &["search", "look", "ask", "check", "find", "hunt"
 /// Words that may stand between such a word and the name.
 const DETERMINERS: &[&str] = &["the", "a", "an", "this", "that"];
 
-/// The services `query` names, as written (lowercased), in order, each
-/// once: whitespace-separated words that are a listed name once the
+/// The services of [`service_mentions`], for tests.
+#[cfg(test)]
+pub(crate) fn named_services(query: &str) -> Vec<String> {
+    service_mentions(query)
+        .into_iter()
+        .map(|m| m.service.to_owned())
+        .collect()
+}
+
+/// A service a query names, and the word that names it ("subreddit" for
+/// Reddit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mention {
+    pub service: &'static str,
+    pub word: String,
+}
+
+/// The services `query` names, in order, each once: whitespace-separated
+/// words that are a listed name (or one of [`SERVICE_WORDS`]) once the
 /// punctuation around them (and a possessive `'s`) is taken off, unless
 /// [`NOT_THE_SYSTEM`] comes before them, or "for" and a possessive.
-pub(crate) fn named_services(query: &str) -> Vec<String> {
-    let mut named: Vec<String> = Vec::new();
+pub(crate) fn service_mentions(query: &str) -> Vec<Mention> {
+    let mut named: Vec<Mention> = Vec::new();
     // The last word before the current one that is not a determiner or
     // a possessive, and whether a possessive came after it.
     let mut before = String::new();
@@ -238,12 +284,13 @@ pub(crate) fn named_services(query: &str) -> Vec<String> {
         let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric());
         let other = NOT_THE_SYSTEM.contains(&before.as_str())
             || (before == "for" && possessed && !SEARCH_VERBS.contains(&earlier.as_str()));
-        if plain
-            && SERVICES.binary_search(&lower.as_str()).is_ok()
-            && !other
-            && !named.contains(&lower)
+        if let Some(service) = service_of(&lower).filter(|_| plain && !other)
+            && !named.iter().any(|m| m.service == service)
         {
-            named.push(lower.clone());
+            named.push(Mention {
+                service,
+                word: lower.clone(),
+            });
         }
         if POSSESSIVES.contains(&lower.as_str()) {
             possessed = true;
@@ -300,6 +347,35 @@ mod tests {
             "the slack-bot user",
         ] {
             assert_eq!(named_services(query), Vec::<String>::new(), "{query}");
+        }
+    }
+
+    #[test]
+    fn a_word_only_one_service_uses_names_that_service() {
+        assert_eq!(
+            service_mentions("submit a post to the rust subreddit"),
+            [Mention {
+                service: "reddit",
+                word: "subreddit".into()
+            }]
+        );
+        assert_eq!(named_services("Tweet the release notes"), ["twitter"]);
+        // Once per service, whichever word names it.
+        assert_eq!(
+            named_services("retweet it, then tweet on Twitter"),
+            ["twitter"]
+        );
+        assert_eq!(named_services("reddit's subreddits"), ["reddit"]);
+    }
+
+    #[test]
+    fn the_service_words_are_sorted_lowercase_and_unique() {
+        for pair in SERVICE_WORDS.windows(2) {
+            assert!(pair[0].0 < pair[1].0, "{pair:?}");
+        }
+        for (word, service) in SERVICE_WORDS {
+            assert_eq!(word.to_ascii_lowercase(), *word);
+            assert!(SERVICES.binary_search(service).is_ok(), "{service}");
         }
     }
 

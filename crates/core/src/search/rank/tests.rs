@@ -878,3 +878,68 @@ fn two_known_words_or_a_function_word_stay_apart() {
     let r = rank_all(&refs, "checkout");
     assert_eq!(tool_name(&refs, &r.hits[0]), "get_checkout");
 }
+
+#[test]
+fn a_service_word_no_catalog_knows_holds_the_query_to_a_stricter_bar() {
+    let blog = Catalog::new(
+        "blog",
+        vec![
+            tool("add_post", "Add a new post.", false),
+            tool("list_posts", "List posts.", true),
+        ],
+    );
+    let idx = [CatalogIndex::build(Arc::new(blog))];
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    // A subreddit is Reddit's: nothing here serves it.
+    let r = rank_all(&refs, "submit a new post to the rust subreddit");
+    assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
+    assert_eq!(r.missing_services, ["reddit"]);
+    // Where a catalog knows the word, its service is served there.
+    let forum = Catalog::new(
+        "forum",
+        vec![tool("add_subreddit_post", "Add a new post.", false)],
+    );
+    let idx = [CatalogIndex::build(Arc::new(forum))];
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let r = rank_all(&refs, "submit a new post to the rust subreddit");
+    assert!(r.missing_services.is_empty());
+    assert_eq!(tool_name(&refs, &r.hits[0]), "add_subreddit_post");
+}
+
+#[test]
+fn a_light_verbs_action_drops_tools_of_another_kind() {
+    let shop = Catalog::new(
+        "shop",
+        vec![
+            tool("update_customer", "Update a customer.", false),
+            tool("get_orders", "Orders of a customer.", true),
+            tool("refund_order", "Refund an order.", false),
+        ],
+    );
+    let idx = [CatalogIndex::build(Arc::new(shop))];
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let names = |q: &str| -> Vec<String> {
+        rank_all(&refs, q)
+            .hits
+            .iter()
+            .map(|h| tool_name(&refs, h).to_owned())
+            .collect()
+    };
+    // "issue a refund" asks to refund: an update does not pay money back,
+    // and a read changes nothing.
+    assert_eq!(
+        names("issue a refund to the customer for the order"),
+        ["refund_order"]
+    );
+    let without_refunds = Catalog::new(
+        "shop",
+        vec![
+            tool("update_customer", "Update a customer.", false),
+            tool("get_orders", "Orders of a customer.", true),
+        ],
+    );
+    let idx = [CatalogIndex::build(Arc::new(without_refunds))];
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let r = rank_all(&refs, "issue a refund to the customer for their last order");
+    assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
+}
