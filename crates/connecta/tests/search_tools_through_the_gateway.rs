@@ -369,6 +369,12 @@ async fn a_query_asking_for_a_change_gets_no_tool_that_only_reads() {
     assert!(hint.contains("another kind of change"), "{hint}");
     let found = names(&search("the deleted note").await);
     assert!(found.contains(&"demo.delete_note".to_owned()), "{found:?}");
+    // Beside a request, a clause of context asks nothing and voids
+    // nothing: the request still asks to restore.
+    let page = search("hi! the standup moved, can you restore the deleted note?").await;
+    assert_eq!(page["matchMode"], "none", "{page}");
+    let hint = page["hint"].as_str().expect("a hint");
+    assert!(hint.contains("another kind of change"), "{hint}");
 
     // Two words find a note listing; asked of a notebook service that
     // nothing connected serves, they are not enough, and the no-match

@@ -518,6 +518,16 @@ fn opening_op(word: &str, next: Option<&str>) -> Op {
     }
 }
 
+/// Whether word `i` of `words` makes a request: "please", or "you" after
+/// "can", "could", "would" or "will".
+fn is_request(words: &[(String, bool)], i: usize) -> bool {
+    match words[i].0.as_str() {
+        "please" => true,
+        "you" => i > 0 && matches!(words[i - 1].0.as_str(), "can" | "could" | "would" | "will"),
+        _ => false,
+    }
+}
+
 /// Verbs that lend their clause to the action named by their object
 /// ("issue a refund", "do a restart", "make a copy").
 const LIGHT_VERBS: &[&str] = &["issue", "give", "make", "do", "perform", "process"];
@@ -638,6 +648,12 @@ pub(crate) fn query_intent(query: &str) -> Intent {
         words.push((w.to_ascii_lowercase(), breaks));
     });
     let simple: Vec<Option<&str>> = words.iter().map(|(w, _)| Some(w.as_str())).collect();
+    // A query that makes a request ("can you…", "please…") gives context
+    // in its other clauses: one whose opening is no known verb ("our rep
+    // just got off a call with Globex") does not void what is requested.
+    let requests = words.iter().enumerate().any(|(i, _)| is_request(&words, i));
+    // The current clause opens with a request.
+    let mut requested = false;
     let (mut read, mut write) = (false, false);
     let mut changes: Vec<(Change, String)> = Vec::new();
     // Every clause's verb is of a particular kind.
@@ -648,9 +664,11 @@ pub(crate) fn query_intent(query: &str) -> Intent {
         let (word, breaks) = (&words[i].0, words[i].1);
         if breaks {
             opening = true;
+            requested = false;
         }
         if CONJUNCTIONS.contains(&word.as_str()) {
             opening = true;
+            requested = false;
             i += 1;
             continue;
         }
@@ -672,6 +690,14 @@ pub(crate) fn query_intent(query: &str) -> Intent {
             }
             if op == Op::Unknown {
                 if phrase.is_none() && is_stopword(word) {
+                    requested |= is_request(&words, i);
+                    i += 1;
+                    continue;
+                }
+                if requests && !requested {
+                    // Context beside a request: its words still count
+                    // below, its opening asks nothing.
+                    opening = false;
                     i += 1;
                     continue;
                 }
@@ -743,6 +769,36 @@ mod tests {
         assert_eq!(query_op("hey, could you find me ramen spots?"), Op::Read);
         assert_eq!(query_op("slack messages from yesterday"), Op::Unknown);
         assert_eq!(query_op("get the latest build"), Op::Unknown);
+    }
+
+    #[test]
+    fn beside_a_request_a_clause_of_context_asks_nothing() {
+        assert_eq!(
+            query_op(
+                "our rep just got off a call with Globex — can you add a note on their account?"
+            ),
+            Op::Write
+        );
+        assert_eq!(
+            query_intent("hi! the stand-up moved, could you please cancel the old meeting").changes,
+            [(Change::Cancel, stem("cancel").into_owned())]
+        );
+        // Without a request, an opening that is no known verb still
+        // leaves the query asking nothing.
+        assert_eq!(
+            query_op("our rep got off a call with Globex — add a note on their account"),
+            Op::Unknown
+        );
+        // The request's own verb must be known.
+        assert_eq!(
+            query_op("the jacket is gone, can you flip it to archived"),
+            Op::Unknown
+        );
+        // The context's words still count: a change beside a read.
+        assert_eq!(
+            query_op("we usually delete merged branches, can you show me the open ones"),
+            Op::Unknown
+        );
     }
 
     #[test]
