@@ -170,6 +170,10 @@ const WRITE_VERBS: &[&str] = &[
 /// nouns (`posts_search`, `updates_list`) as verbs.
 const QUERY_ONLY_WRITE: &[&str] = &["post", "update"];
 
+/// Read verbs of queries only: "see what's running" reads, and no tool
+/// name leads with `see`.
+const QUERY_ONLY_READ: &[&str] = &["see"];
+
 /// Write verbs of names only: in a query they open a noun phrase as often
 /// as a command (`set`, `import`, `resume`, `start`, `stop`, `store`: see
 /// [`QUERY_VERB_BEFORE_OBJECT`]), or rarely lead one at all.
@@ -468,7 +472,7 @@ fn tables() -> &'static Tables {
                 .collect::<Vec<_>>()
         };
         let query = [
-            ops(&[READ_VERBS, QUESTION_WORDS], Op::Read),
+            ops(&[READ_VERBS, QUESTION_WORDS, QUERY_ONLY_READ], Op::Read),
             ops(&[WRITE_VERBS, QUERY_ONLY_WRITE], Op::Write),
         ];
         let name = [
@@ -508,9 +512,13 @@ fn opening_op(word: &str, next: Option<&str>) -> Op {
         Op::Unknown => QUERY_VERB_BEFORE_OBJECT
             .iter()
             .find(|&&(w, _)| w == word)
-            .filter(|_| {
+            .filter(|&&(_, op)| {
+                // A reading verb's object may be a question ("check which
+                // contracts are unsigned").
                 next.is_some_and(|n| {
-                    OBJECT_OPENERS.contains(&n) || n.bytes().all(|b| b.is_ascii_digit())
+                    OBJECT_OPENERS.contains(&n)
+                        || n.bytes().all(|b| b.is_ascii_digit())
+                        || (op == Op::Read && QUESTION_WORDS.contains(&n))
                 })
             })
             .map_or(Op::Unknown, |&(_, op)| op),
@@ -769,6 +777,23 @@ mod tests {
         assert_eq!(query_op("hey, could you find me ramen spots?"), Op::Read);
         assert_eq!(query_op("slack messages from yesterday"), Op::Unknown);
         assert_eq!(query_op("get the latest build"), Op::Unknown);
+    }
+
+    #[test]
+    fn seeing_reads_and_checking_a_question_reads() {
+        assert_eq!(
+            query_op("I'd like to see everything in the leads table"),
+            Op::Read
+        );
+        assert_eq!(
+            query_op("could you check which of our contracts are unsigned"),
+            Op::Read
+        );
+        // A question after a verb that changes is no object of it.
+        assert_eq!(query_op("log what happened"), Op::Unknown);
+        assert_eq!(query_op("check-in times for the gym"), Op::Unknown);
+        // "See if you can add…" still asks nothing.
+        assert_eq!(query_op("see if you can add the user"), Op::Unknown);
     }
 
     #[test]
