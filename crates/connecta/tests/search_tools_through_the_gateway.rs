@@ -286,6 +286,14 @@ async fn phrasal_verbs_fold_and_a_named_connector_keeps_its_answers() {
     .await;
     assert!(!err, "{page}");
     assert_eq!(page["tools"][0]["address"], "demo.delete_note", "{page}");
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "please clean up the old note"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(page["tools"][0]["address"], "demo.delete_note", "{page}");
 
     // "archive" is a word of the wide connector's ledger tools only…
     let (page, err) = call(&client, "search_tools", json!({"query": "archive a note"})).await;

@@ -519,11 +519,20 @@ fn opening_op(word: &str, next: Option<&str>) -> Op {
                     OBJECT_OPENERS.contains(&n)
                         || n.bytes().all(|b| b.is_ascii_digit())
                         || (op == Op::Read && QUESTION_WORDS.contains(&n))
+                        || (matches!(word, "start" | "stop") && is_gerund(n))
                 })
             })
             .map_or(Op::Unknown, |&(_, op)| op),
         op => op,
     }
+}
+
+/// A word ending in "-ing" after a consonant-and-vowel stem
+/// ("recording", "sharing"; not "ring" or "thing"): starting or stopping
+/// one is an action ("start recording").
+fn is_gerund(word: &str) -> bool {
+    word.strip_suffix("ing")
+        .is_some_and(|stem| stem.len() >= 3 && stem.bytes().any(|b| b"aeiouy".contains(&b)))
 }
 
 /// Whether word `i` of `words` makes a request: "please", or "you" after
@@ -794,6 +803,20 @@ mod tests {
         assert_eq!(query_op("check-in times for the gym"), Op::Unknown);
         // "See if you can add…" still asks nothing.
         assert_eq!(query_op("see if you can add the user"), Op::Unknown);
+    }
+
+    #[test]
+    fn starting_or_stopping_an_action_is_a_change() {
+        assert_eq!(changes("start recording the meeting"), [Change::Start]);
+        assert_eq!(changes("stop sharing the folder"), [Change::Stop]);
+        // Not every "-ing" word is an action, nor every word after "start".
+        assert_eq!(query_op("start date of the project"), Op::Unknown);
+        assert_eq!(query_op("stop thing"), Op::Unknown);
+        // The phrases fold to their verb: "please sign off on it" approves.
+        assert_eq!(
+            query_intent("please sign off on the pull request").changes,
+            [(Change::Approve, stem("approve").into_owned())]
+        );
     }
 
     #[test]

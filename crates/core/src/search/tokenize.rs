@@ -690,6 +690,15 @@ const QUERY_PHRASES: &[(&[&str], &str)] = &[
     (&["roll", "back"], "rollback"),
     (&["pull", "up"], "get"),
     (&["bring", "up"], "get"),
+    (&["dig", "up"], "search"),
+    (&["tear", "down"], "delete"),
+    (&["clean", "up"], "delete"),
+    (&["spin", "down"], "stop"),
+    (&["put", "back"], "restore"),
+    (&["jot", "down"], "create"),
+    (&["note", "down"], "create"),
+    (&["sign", "up"], "register"),
+    (&["sign", "off", "on"], "approve"),
 ];
 
 /// The phrase of [`QUERY_PHRASES`] that starts `words` (lowercased single
@@ -920,6 +929,11 @@ mod tests {
         );
         assert_eq!(fold("get the card"), None);
         assert_eq!(fold("get rid"), None, "a phrase needs all its words");
+        assert_eq!(fold("sign off on it"), Some((3, "approve")));
+        assert_eq!(fold("sign up for the webinar"), Some((2, "register")));
+        assert_eq!(fold("tear down the stack"), Some((2, "delete")));
+        assert_eq!(fold("put back the file"), Some((2, "restore")));
+        assert_eq!(fold("sign the contract"), None);
         assert_eq!(query_phrase(&[Some("tick"), None]), None);
     }
 
