@@ -698,6 +698,11 @@ pub(crate) fn query_intent(query: &str) -> Intent {
             (Some((len, to)), _) => (phrase_op(to), len, to),
             (None, Some(action)) => (Op::Write, 3, action),
             (None, None) if opening => (opening_op(word, next), 1, word.as_str()),
+            // Inside a clause, a question word is a relative pronoun or
+            // a copula ("the meeting that is live"): it asks nothing.
+            (None, None) if QUESTION_WORDS.contains(&word.as_str()) => {
+                (Op::Unknown, 1, word.as_str())
+            }
             (None, None) => (query_word_op(word), 1, word.as_str()),
         };
         if opening {
@@ -803,6 +808,25 @@ mod tests {
         assert_eq!(query_op("check-in times for the gym"), Op::Unknown);
         // "See if you can add…" still asks nothing.
         assert_eq!(query_op("see if you can add the user"), Op::Unknown);
+    }
+
+    #[test]
+    fn inside_a_clause_a_question_word_asks_nothing() {
+        assert_eq!(query_op("pause whatever is playing"), Op::Write);
+        assert_eq!(
+            query_op("open a new ticket for a customer who can't log in"),
+            Op::Write
+        );
+        assert_eq!(
+            changes("start recording the meeting that is live"),
+            [Change::Start]
+        );
+        // Opening a clause, it still reads.
+        assert_eq!(
+            query_op("delete the draft, which one is oldest?"),
+            Op::Unknown
+        );
+        assert_eq!(query_op("who is on call"), Op::Read);
     }
 
     #[test]
