@@ -474,6 +474,13 @@ path = "/hot"
 input_schema = {{ type = "object" }}
 
 [[connector.tool]]
+name = "list_organizations"
+description = "Every group that runs boards here"
+read_only = true
+path = "/groups"
+input_schema = {{ type = "object" }}
+
+[[connector.tool]]
 name = "get_checkout"
 description = "One checkout session"
 read_only = true
@@ -496,9 +503,9 @@ input_schema = {{ type = "object" }}
     for (query, first) in [
         // `vars` is short for the description's "variables".
         ("show the env vars", "everything.get-env"),
-        // `urls` are the name's `links`; `img` is its `image`.
-        ("resource urls", "everything.get-resource-links"),
+        // `img` is the name's `image`, `orgs` its `organizations`.
         ("a tiny img", "everything.get-tiny-image"),
+        ("list the orgs", "forum.list_organizations"),
         // "front page" is the name's one word `frontpage`.
         ("what's on the front page", "forum.get_frontpage_posts"),
     ] {

@@ -75,6 +75,12 @@ const QUESTION_WORDS: &[&str] = &[
     "were", "does", "did",
 ];
 
+/// The question words that may open a question as an object ("check
+/// which…"); not the copulas ("check is ok" is no command).
+const WH_WORDS: &[&str] = &[
+    "what", "whats", "which", "who", "whos", "whose", "how", "where", "when", "whether",
+];
+
 /// Read verbs of names only. In a query, `get` has a second sense ("get a
 /// new key") and `query` is as often a noun. Left out of both sides:
 /// `check` ("check in", "check out"; see [`QUERY_VERB_BEFORE_OBJECT`]),
@@ -518,7 +524,7 @@ fn opening_op(word: &str, next: Option<&str>) -> Op {
                 next.is_some_and(|n| {
                     OBJECT_OPENERS.contains(&n)
                         || n.bytes().all(|b| b.is_ascii_digit())
-                        || (op == Op::Read && QUESTION_WORDS.contains(&n))
+                        || (op == Op::Read && WH_WORDS.contains(&n))
                         || (matches!(word, "start" | "stop") && is_gerund(n))
                 })
             })
@@ -527,12 +533,29 @@ fn opening_op(word: &str, next: Option<&str>) -> Op {
     }
 }
 
-/// A word ending in "-ing" after a consonant-and-vowel stem
-/// ("recording", "sharing"; not "ring" or "thing"): starting or stopping
-/// one is an action ("start recording").
+/// A word ending in "-ing" whose stem has three letters or more and a
+/// vowel ("recording", "sharing"; not "ring" or "thing"), and that is no
+/// function word or common noun of that shape ("during", "morning"):
+/// starting or stopping one is an action ("start recording").
 fn is_gerund(word: &str) -> bool {
+    const NOT_ACTIONS: &[&str] = &[
+        "anything",
+        "building",
+        "ceiling",
+        "during",
+        "evening",
+        "everything",
+        "morning",
+        "nothing",
+        "something",
+        "spring",
+        "string",
+        "wedding",
+    ];
     word.strip_suffix("ing")
         .is_some_and(|stem| stem.len() >= 3 && stem.bytes().any(|b| b"aeiouy".contains(&b)))
+        && !is_stopword(word)
+        && !NOT_ACTIONS.contains(&word)
 }
 
 /// Whether word `i` of `words` makes a request: "please", or "you" after
@@ -669,8 +692,10 @@ pub(crate) fn query_intent(query: &str) -> Intent {
     // in its other clauses: one whose opening is no known verb ("our rep
     // just got off a call with Globex") does not void what is requested.
     let requests = words.iter().enumerate().any(|(i, _)| is_request(&words, i));
-    // The current clause opens with a request.
+    // The current clause opens with a request; the current clause is
+    // context, so far.
     let mut requested = false;
+    let mut context = false;
     let (mut read, mut write) = (false, false);
     let mut changes: Vec<(Change, String)> = Vec::new();
     // Every clause's verb is of a particular kind.
@@ -682,10 +707,21 @@ pub(crate) fn query_intent(query: &str) -> Intent {
         if breaks {
             opening = true;
             requested = false;
+            context = false;
         }
         if CONJUNCTIONS.contains(&word.as_str()) {
             opening = true;
             requested = false;
+            context = false;
+            i += 1;
+            continue;
+        }
+        if context && is_request(&words, i) {
+            // "Hey team, … please cancel the meeting": the request
+            // opens its own clause where it comes.
+            opening = true;
+            requested = true;
+            context = false;
             i += 1;
             continue;
         }
@@ -720,6 +756,7 @@ pub(crate) fn query_intent(query: &str) -> Intent {
                     // Context beside a request: its words still count
                     // below, its opening asks nothing.
                     opening = false;
+                    context = true;
                     i += 1;
                     continue;
                 }
@@ -803,8 +840,10 @@ mod tests {
             query_op("could you check which of our contracts are unsigned"),
             Op::Read
         );
-        // A question after a verb that changes is no object of it.
+        // A question after a verb that changes is no object of it, and a
+        // copula opens no question.
         assert_eq!(query_op("log what happened"), Op::Unknown);
+        assert_eq!(query_op("check is ok"), Op::Unknown);
         assert_eq!(query_op("check-in times for the gym"), Op::Unknown);
         // "See if you can add…" still asks nothing.
         assert_eq!(query_op("see if you can add the user"), Op::Unknown);
@@ -836,6 +875,8 @@ mod tests {
         // Not every "-ing" word is an action, nor every word after "start".
         assert_eq!(query_op("start date of the project"), Op::Unknown);
         assert_eq!(query_op("stop thing"), Op::Unknown);
+        assert_eq!(query_op("stop during the deploy"), Op::Unknown);
+        assert_eq!(query_op("start morning standup"), Op::Unknown);
         // The phrases fold to their verb: "please sign off on it" approves.
         assert_eq!(
             query_intent("please sign off on the pull request").changes,
@@ -853,6 +894,11 @@ mod tests {
         );
         assert_eq!(
             query_intent("hi! the stand-up moved, could you please cancel the old meeting").changes,
+            [(Change::Cancel, stem("cancel").into_owned())]
+        );
+        // A request inside a clause of context opens its own.
+        assert_eq!(
+            query_intent("hey team please cancel the meeting").changes,
             [(Change::Cancel, stem("cancel").into_owned())]
         );
         // Without a request, an opening that is no known verb still

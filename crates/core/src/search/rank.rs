@@ -212,8 +212,11 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         // where another name runs them together. Function words never
         // join, nor do particles: "check out", "log in" and "back up" are
         // verbs, and their nouns (`checkout`) would mislead.
+        // Nor do words with punctuation between them ("the front, page
+        // me").
         if let Some(joined) = simple
             .get(i..i + 2)
+            .filter(|_| !words[i + 1].after_break)
             .and_then(|pair| Some((pair[0]?, pair[1]?)))
             .filter(|(a, b)| {
                 ![a, b]
@@ -223,8 +226,7 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             .filter(|(a, b)| !(known_term(indexes, a) && known_term(indexes, b)))
             .and_then(|(a, b)| {
                 let text = stem(&format!("{a}{b}")).into_owned();
-                let id = shared_find(&text, term_hash(&text))
-                    .filter(|&id| indexes.iter().any(|ix| ix.local_term(id).is_some()))?;
+                let id = known_id(indexes, &text)?;
                 Some(QTerm {
                     kind: TermKind::Scored,
                     shared: Some(id),
@@ -237,10 +239,10 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             next = i + 2;
             continue;
         }
-        let known = word.joined.as_ref().filter(|(t, _)| {
-            shared_find(t, term_hash(t))
-                .is_some_and(|id| indexes.iter().any(|ix| ix.local_term(id).is_some()))
-        });
+        let known = word
+            .joined
+            .as_ref()
+            .filter(|(t, _)| known_id(indexes, t).is_some());
         let terms = match known {
             Some(j) => std::slice::from_ref(j),
             None => &word.parts[..],
@@ -263,11 +265,15 @@ const PARTICLES: &[&str] = &[
     "away", "back", "down", "in", "off", "on", "out", "over", "through", "up",
 ];
 
+/// The shared id of `term` (already normalized), if some index knows it.
+fn known_id(indexes: &[&CatalogIndex], term: &str) -> Option<u32> {
+    shared_find(term, term_hash(term))
+        .filter(|&id| indexes.iter().any(|ix| ix.local_term(id).is_some()))
+}
+
 /// Some index knows the word (stemmed) as a term.
 fn known_term(indexes: &[&CatalogIndex], word: &str) -> bool {
-    let text = stem(word);
-    shared_find(&text, term_hash(&text))
-        .is_some_and(|id| indexes.iter().any(|ix| ix.local_term(id).is_some()))
+    known_id(indexes, &stem(word)).is_some()
 }
 
 /// Some tool of `indexes` carries every content word of `words` in its
@@ -439,13 +445,21 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let missing: Vec<String> = if q.scoped || names_connector {
         Vec::new()
     } else {
-        // A service's own word ("subreddit") that some catalog knows is
-        // served there, whatever the service is called.
-        service_mentions(q.query)
-            .into_iter()
-            .filter(|m| !known_term(indexes, m.service) && !known_term(indexes, &m.word))
-            .map(|m| m.service.to_owned())
-            .collect()
+        // A service is missing when no catalog knows its name or any of
+        // the query's words for it ("subreddit", "tweet"), whatever the
+        // service is called where it is served.
+        let mentions = service_mentions(q.query);
+        let mut missing: Vec<String> = Vec::new();
+        for m in &mentions {
+            let served = known_term(indexes, m.service)
+                || mentions
+                    .iter()
+                    .any(|o| o.service == m.service && known_term(indexes, &o.word));
+            if !served && !missing.iter().any(|s| s == m.service) {
+                missing.push(m.service.to_owned());
+            }
+        }
+        missing
     };
     let query = Query {
         raw_distinct: &raw_distinct,

@@ -205,8 +205,6 @@ const SERVICE_WORDS: &[(&str, &str)] = &[
     ("dyno", "heroku"),
     ("dynos", "heroku"),
     ("ec2", "aws"),
-    ("gist", "github"),
-    ("gists", "github"),
     ("jql", "jira"),
     ("retweet", "twitter"),
     ("retweets", "twitter"),
@@ -245,13 +243,16 @@ const SEARCH_VERBS: &[&str] = &["search", "look", "ask", "check", "find", "hunt"
 /// Words that may stand between such a word and the name.
 const DETERMINERS: &[&str] = &["the", "a", "an", "this", "that"];
 
-/// The services of [`service_mentions`], for tests.
+/// The services of [`service_mentions`], each once, for tests.
 #[cfg(test)]
 pub(crate) fn named_services(query: &str) -> Vec<String> {
-    service_mentions(query)
-        .into_iter()
-        .map(|m| m.service.to_owned())
-        .collect()
+    let mut named: Vec<String> = Vec::new();
+    for m in service_mentions(query) {
+        if !named.iter().any(|n| n == m.service) {
+            named.push(m.service.to_owned());
+        }
+    }
+    named
 }
 
 /// A service a query names, and the word that names it ("subreddit" for
@@ -262,7 +263,7 @@ pub(crate) struct Mention {
     pub word: String,
 }
 
-/// The services `query` names, in order, each once: whitespace-separated
+/// The services `query` names, in order, once per word naming each: whitespace-separated
 /// words that are a listed name (or one of [`SERVICE_WORDS`]) once the
 /// punctuation around them (and a possessive `'s`) is taken off, unless
 /// [`NOT_THE_SYSTEM`] comes before them, or "for" and a possessive.
@@ -284,8 +285,13 @@ pub(crate) fn service_mentions(query: &str) -> Vec<Mention> {
         let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric());
         let other = NOT_THE_SYSTEM.contains(&before.as_str())
             || (before == "for" && possessed && !SEARCH_VERBS.contains(&earlier.as_str()));
+        // Every word naming a service is kept (once), so that a catalog
+        // knowing any of them serves it ("retweet the tweet" where a
+        // catalog has `post_tweet`).
         if let Some(service) = service_of(&lower).filter(|_| plain && !other)
-            && !named.iter().any(|m| m.service == service)
+            && !named
+                .iter()
+                .any(|m| m.service == service && m.word == lower)
         {
             named.push(Mention {
                 service,
@@ -366,6 +372,22 @@ mod tests {
             ["twitter"]
         );
         assert_eq!(named_services("reddit's subreddits"), ["reddit"]);
+        assert_eq!(
+            service_mentions("retweet the tweet"),
+            [
+                Mention {
+                    service: "twitter",
+                    word: "retweet".into()
+                },
+                Mention {
+                    service: "twitter",
+                    word: "tweet".into()
+                }
+            ]
+        );
+        // Ordinary words name nothing: the gist of a thread is no GitHub
+        // gist.
+        assert!(named_services("give me the gist of this thread").is_empty());
     }
 
     #[test]

@@ -263,15 +263,23 @@ pub fn tokenize(text: &str) -> Vec<String> {
 pub(crate) struct QueryWord {
     pub parts: Vec<(String, String)>,
     pub joined: Option<(String, String)>,
+    /// Something other than white space comes between this word and the
+    /// one before ("front, page").
+    pub after_break: bool,
 }
 
 pub(crate) fn query_words(text: &str) -> Vec<QueryWord> {
     let mut out = Vec::new();
     let mut s = Scratch::default();
+    let mut last_end = 0usize;
     for_each_word(text, |w| {
+        let start = w.as_ptr() as usize - text.as_ptr() as usize;
+        let after_break = text[last_end..start].chars().any(|c| !c.is_whitespace());
+        last_end = start + w.len();
         let mut q = QueryWord {
             parts: Vec::new(),
             joined: None,
+            after_break,
         };
         word(&mut s, w, Compounds::Both, &mut |t, surface, joined, _| {
             let pair = (t.to_owned(), surface.to_owned());
@@ -562,30 +570,26 @@ const SYNONYM_GROUPS: &[SynonymGroup] = &[
     verbs(&["disable", "deactivate"], &[]),
     verbs(&["copy", "duplicate"], &[]),
     verbs(&["deploy"], &["redeploy"]),
-    nouns(&["folder", "directory"], &["dir"]),
+    nouns(&["folder", "directory"], &[]),
     nouns(&["email", "mail"], &[]),
     nouns(&["track"], &["song"]),
     nouns(&["image"], &["picture", "photo", "img"]),
     nouns(&["task"], &["todo", "reminder"]),
     nouns(&["issue"], &["bug"]),
     nouns(&["sms"], &["text"]),
-    // Short forms that mean exactly the long one.
-    nouns(&["application", "app"], &["applicant"]),
-    nouns(&["repository", "repo"], &[]),
-    nouns(&["database", "db"], &[]),
+    // Short forms that mean the long one. (`repo`, `db`, `env`, `msg`,
+    // `stat` and `dir` are folded into theirs before this: `expand`.)
+    // `app` goes one way: `list_apps` (Heroku, Vercel) lists no job
+    // applications.
+    nouns(&["application"], &["app", "applicant"]),
     nouns(&["document", "doc"], &[]),
-    nouns(&["message", "msg"], &[]),
     nouns(&["organization", "org"], &[]),
-    nouns(&["configuration", "config"], &[]),
-    nouns(&["environment", "env"], &[]),
-    nouns(&["statistic", "stat"], &[]),
     nouns(&["certificate", "cert"], &[]),
     nouns(&["parameter", "param"], &[]),
     nouns(&["variable", "var"], &[]),
     nouns(&["production", "prod"], &[]),
     nouns(&["transaction", "txn"], &[]),
     nouns(&["account", "acct"], &[]),
-    nouns(&["url", "link"], &[]),
     // Everyday words for what a service names otherwise.
     nouns(&["candidate"], &["applicant"]),
     nouns(&["customer"], &["client"]),
@@ -940,7 +944,7 @@ mod tests {
     #[test]
     fn only_nouns_have_synonyms_in_prose() {
         assert_eq!(prose_synonyms("track"), ["song"]);
-        assert_eq!(prose_synonyms("folder"), ["directory", "dir"]);
+        assert_eq!(prose_synonyms("folder"), ["directory"]);
         assert!(prose_synonyms("delet").is_empty());
         assert!(prose_synonyms("song").is_empty(), "aliases go one way");
         assert_eq!(name_synonyms("track"), ["song"]);
@@ -949,11 +953,12 @@ mod tests {
     #[test]
     fn short_forms_go_both_ways_and_everyday_words_one_way() {
         // A short form means exactly the long one, in names and prose.
-        assert_eq!(name_synonyms("repository"), ["repo"]);
-        assert_eq!(name_synonyms("repo"), ["repository"]);
-        assert_eq!(prose_synonyms("db"), [stem("database")]);
+        assert_eq!(name_synonyms("document"), ["doc"]);
+        assert_eq!(prose_synonyms("doc"), ["document"]);
+        // `app` finds applications, but a tool named `list_apps` is no
+        // answer to "applications" or "applicants".
         assert_eq!(name_synonyms("application"), ["app", "applicant"]);
-        assert_eq!(name_synonyms("app"), ["application", "applicant"]);
+        assert!(name_synonyms("app").is_empty());
         // An everyday word finds the service's word, not the reverse: a
         // tool named `list_clients` (OAuth clients) is no customer list.
         assert_eq!(prose_synonyms("customer"), ["client"]);
@@ -961,6 +966,18 @@ mod tests {
         assert!(name_synonyms("applicant").is_empty());
         assert!(prose_synonyms("event").contains(&"meetup".to_owned()));
         assert_eq!(name_synonyms("secret"), ["password", "credential"]);
+    }
+
+    #[test]
+    fn every_synonym_is_a_term_the_tokenizer_makes() {
+        // A word that the tokenizer folds into another (`repo` into
+        // `repository`) or splits would never be looked up: its group
+        // would do nothing.
+        for group in SYNONYM_GROUPS {
+            for w in group.members.iter().chain(group.aliases) {
+                assert_eq!(tokenize(w), [stem(w).into_owned()], "{w}");
+            }
+        }
     }
 
     #[test]

@@ -853,6 +853,9 @@ fn two_words_a_catalog_writes_as_one_are_one_term() {
     assert_eq!(r.hits.len(), 1, "{r:?}");
     assert_eq!(tool_name(&refs, &r.hits[0]), "get_frontpage_posts");
     assert_eq!(r.mode, MatchMode::All);
+    // Punctuation between them keeps them apart.
+    let r = rank_all(&refs, "the front, page");
+    assert_eq!(r.mode, MatchMode::None, "{r:?}");
 }
 
 #[test]
@@ -904,6 +907,13 @@ fn a_service_word_no_catalog_knows_holds_the_query_to_a_stricter_bar() {
     let r = rank_all(&refs, "submit a new post to the rust subreddit");
     assert!(r.missing_services.is_empty());
     assert_eq!(tool_name(&refs, &r.hits[0]), "add_subreddit_post");
+    // Any of the query's words for a service will do: a catalog that
+    // knows tweets serves "retweet the tweet".
+    let social = Catalog::new("social", vec![tool("post_tweet", "Post a tweet.", false)]);
+    let idx = [CatalogIndex::build(Arc::new(social))];
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let r = rank_all(&refs, "retweet the tweet");
+    assert!(r.missing_services.is_empty(), "{r:?}");
 }
 
 #[test]
