@@ -209,22 +209,29 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         // knows as one word are that word ("front page" for
         // `get_frontpage_posts`). Two known words stay two: "work item"
         // is `wit_get_work_item` (and "list videos" `listVideos`) even
-        // where another name runs them together. Function words never
-        // join, nor do particles: "check out", "log in" and "back up" are
-        // verbs, and their nouns (`checkout`) would mislead.
-        // Nor do words with punctuation between them ("the front, page
-        // me").
-        if let Some(joined) = simple
-            .get(i..i + 2)
-            .filter(|_| !words[i + 1].after_break)
-            .and_then(|pair| Some((pair[0]?, pair[1]?)))
-            .filter(|(a, b)| {
+        // where another name runs them together. Function words,
+        // particles and punctuation never join: "check out", "log in" and
+        // "back up" are verbs, and their nouns (`checkout`) would mislead.
+        if let Some(joined) = words
+            .get(i + 1)
+            .filter(|next| !next.after_break)
+            .and_then(|next| {
+                Some((
+                    simple[i]?,
+                    simple[i + 1]?,
+                    &word.parts[0].0,
+                    &next.parts[0].0,
+                ))
+            })
+            .filter(|(a, b, _, _)| {
                 ![a, b]
                     .iter()
                     .any(|w| is_stopword(w) || PARTICLES.contains(w))
             })
-            .filter(|(a, b)| !(known_term(indexes, a) && known_term(indexes, b)))
-            .and_then(|(a, b)| {
+            .filter(|(_, _, ta, tb)| {
+                known_id(indexes, ta).is_none() || known_id(indexes, tb).is_none()
+            })
+            .and_then(|(a, b, _, _)| {
                 let text = stem(&format!("{a}{b}")).into_owned();
                 let id = known_id(indexes, &text)?;
                 Some(QTerm {

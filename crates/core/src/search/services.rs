@@ -263,10 +263,11 @@ pub(crate) struct Mention {
     pub word: String,
 }
 
-/// The services `query` names, in order, once per word naming each: whitespace-separated
-/// words that are a listed name (or one of [`SERVICE_WORDS`]) once the
-/// punctuation around them (and a possessive `'s`) is taken off, unless
-/// [`NOT_THE_SYSTEM`] comes before them, or "for" and a possessive.
+/// The services `query` names, in order, once per word naming each:
+/// whitespace-separated words that are a listed name (or one of
+/// [`SERVICE_WORDS`]) once the punctuation around them (and a possessive
+/// `'s`) is taken off, unless [`NOT_THE_SYSTEM`] comes before them, or
+/// "for" and a possessive.
 pub(crate) fn service_mentions(query: &str) -> Vec<Mention> {
     let mut named: Vec<Mention> = Vec::new();
     // The last word before the current one that is not a determiner or
