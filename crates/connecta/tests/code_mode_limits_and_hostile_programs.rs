@@ -310,12 +310,7 @@ async fn l1_l2_a_cancelled_request_stops_its_program_and_its_calls() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ten_parallel_batch_calls_against_server_everything_reduce_to_one_answer() {
-    let config = format!(
-        "[[connector]]\nid = \"everything\"\ncommand = {}\nargs = [{}, \"stdio\"]\n",
-        q(&node()),
-        q(&everything_js())
-    );
-    let gw = Gateway::start(&config);
+    let gw = Gateway::start(&everything_connector());
     gw.wait_catalogs().await;
     let c = connect(&gw.url()).await;
     let (v, err) = program(

@@ -67,12 +67,7 @@ async fn four_independent_servers_behind_one_endpoint() {
     wait_port(py_port);
     let memory_file = tempfile::NamedTempFile::new().expect("temp file");
     let config = format!(
-        r#"
-[[connector]]
-id = "everything"
-command = {node}
-args = [{everything}, "stdio"]
-
+        r#"{everything}
 [[connector]]
 id = "everything-http"
 url = "http://127.0.0.1:{everything_port}/mcp"
@@ -87,8 +82,8 @@ env = {{ MEMORY_FILE_PATH = {memfile} }}
 id = "python"
 url = "http://127.0.0.1:{py_port}/mcp"
 "#,
+        everything = everything_connector(),
         node = q(&node()),
-        everything = q(&everything_js()),
         memory = q(&memory_js()),
         memfile = q(&memory_file.path().display().to_string()),
     );

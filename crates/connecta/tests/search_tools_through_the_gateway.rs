@@ -454,12 +454,7 @@ async fn short_forms_everyday_words_and_split_compounds_find_real_tools() {
     // The reference server over stdio, and an HTTP API declared in config
     // (search reads its catalog from the config; nothing is called).
     let config = format!(
-        r#"
-[[connector]]
-id = "everything"
-command = {node}
-args = [{everything}, "stdio"]
-
+        r#"{everything}
 [[connector]]
 id = "forum"
 kind = "api"
@@ -494,8 +489,7 @@ read_only = true
 path = "/user"
 input_schema = {{ type = "object" }}
 "#,
-        node = q(&node()),
-        everything = q(&everything_js()),
+        everything = everything_connector(),
     );
     let gw = Gateway::start(&config);
     gw.wait_catalogs().await;

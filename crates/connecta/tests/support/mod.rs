@@ -74,6 +74,16 @@ pub fn q(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
 }
 
+/// A `[[connector]]` table for the reference server
+/// (`@modelcontextprotocol/server-everything`) over stdio, id `everything`.
+pub fn everything_connector() -> String {
+    format!(
+        "[[connector]]\nid = \"everything\"\ncommand = {}\nargs = [{}, \"stdio\"]\n",
+        q(&node()),
+        q(&everything_js())
+    )
+}
+
 /// A gateway the demo connector and nothing else.
 pub fn demo_connector() -> String {
     format!(
