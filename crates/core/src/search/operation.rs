@@ -69,17 +69,17 @@ const READ_VERBS: &[&str] = &[
 ];
 
 /// Question words: a query opening a clause with one asks to read ("how
-/// many…", "who is…").
-const QUESTION_WORDS: &[&str] = &[
-    "what", "whats", "which", "who", "whos", "whose", "how", "where", "when", "is", "are", "was",
-    "were", "does", "did",
-];
-
-/// The question words that may open a question as an object ("check
-/// which…"); not the copulas ("check is ok" is no command).
+/// many…", "who is…"). Inside a clause they ask nothing ("pause whatever
+/// is playing"), and only the wh-words may open a question that is a
+/// verb's object ("check which…"; "check is ok" is no command).
 const WH_WORDS: &[&str] = &[
-    "what", "whats", "which", "who", "whos", "whose", "how", "where", "when", "whether",
+    "what", "whats", "which", "who", "whos", "whose", "how", "where", "when",
 ];
+const COPULAS: &[&str] = &["is", "are", "was", "were", "does", "did"];
+
+fn is_question_word(word: &str) -> bool {
+    WH_WORDS.contains(&word) || COPULAS.contains(&word)
+}
 
 /// Read verbs of names only. In a query, `get` has a second sense ("get a
 /// new key") and `query` is as often a noun. Left out of both sides:
@@ -478,7 +478,7 @@ fn tables() -> &'static Tables {
                 .collect::<Vec<_>>()
         };
         let query = [
-            ops(&[READ_VERBS, QUESTION_WORDS, QUERY_ONLY_READ], Op::Read),
+            ops(&[READ_VERBS, WH_WORDS, COPULAS, QUERY_ONLY_READ], Op::Read),
             ops(&[WRITE_VERBS, QUERY_ONLY_WRITE], Op::Write),
         ];
         let name = [
@@ -524,7 +524,7 @@ fn opening_op(word: &str, next: Option<&str>) -> Op {
                 next.is_some_and(|n| {
                     OBJECT_OPENERS.contains(&n)
                         || n.bytes().all(|b| b.is_ascii_digit())
-                        || (op == Op::Read && WH_WORDS.contains(&n))
+                        || (op == Op::Read && (WH_WORDS.contains(&n) || n == "whether"))
                         || (matches!(word, "start" | "stop") && is_gerund(n))
                 })
             })
@@ -691,7 +691,7 @@ pub(crate) fn query_intent(query: &str) -> Intent {
     // A query that makes a request ("can you…", "please…") gives context
     // in its other clauses: one whose opening is no known verb ("our rep
     // just got off a call with Globex") does not void what is requested.
-    let requests = words.iter().enumerate().any(|(i, _)| is_request(&words, i));
+    let requests = (0..words.len()).any(|i| is_request(&words, i));
     // The current clause opens with a request; the current clause is
     // context, so far.
     let mut requested = false;
@@ -736,9 +736,7 @@ pub(crate) fn query_intent(query: &str) -> Intent {
             (None, None) if opening => (opening_op(word, next), 1, word.as_str()),
             // Inside a clause, a question word is a relative pronoun or
             // a copula ("the meeting that is live"): it asks nothing.
-            (None, None) if QUESTION_WORDS.contains(&word.as_str()) => {
-                (Op::Unknown, 1, word.as_str())
-            }
+            (None, None) if is_question_word(word) => (Op::Unknown, 1, word.as_str()),
             (None, None) => (query_word_op(word), 1, word.as_str()),
         };
         if opening {
