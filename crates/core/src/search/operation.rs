@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::tokenize::{for_each_word, is_stopword, query_phrase, stem};
+use super::tokenize::{for_each_word_with_gap, is_stopword, query_phrase, stem};
 
 /// What a query asks, or what a tool does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -670,21 +670,19 @@ pub(crate) fn query_intent(query: &str) -> Intent {
     // Lowercased words, and whether punctuation that ends a clause comes
     // before each.
     let mut words: Vec<(String, bool)> = Vec::new();
-    let mut last_end = 0usize;
-    for_each_word(query, |w| {
-        let start = w.as_ptr() as usize - query.as_ptr() as usize;
-        let gap = &query[last_end..start];
+    for_each_word_with_gap(query, |w, gap| {
         // Inside a number or a time ("1,000", "6:30", "v1.2") nothing
         // ends.
         let in_number = matches!(gap, "," | "." | ":")
-            && query[..last_end].ends_with(|c: char| c.is_ascii_digit())
+            && words
+                .last()
+                .is_some_and(|(prev, _)| prev.ends_with(|c: char| c.is_ascii_digit()))
             && w.starts_with(|c: char| c.is_ascii_digit());
         let breaks = !in_number
             && (gap.contains([',', ';', '!', '?', ':', '\n', '(', '—', '–'])
                 || gap.contains(". ")
                 || gap.contains(" - ")
                 || gap.ends_with('.'));
-        last_end = start + w.len();
         words.push((w.to_ascii_lowercase(), breaks));
     });
     let simple: Vec<Option<&str>> = words.iter().map(|(w, _)| Some(w.as_str())).collect();

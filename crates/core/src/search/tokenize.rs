@@ -133,6 +133,17 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
+/// [`for_each_word`], with the text between each word and the one before
+/// it (for the first, the text before it).
+pub(crate) fn for_each_word_with_gap<'t>(text: &'t str, mut f: impl FnMut(&'t str, &'t str)) {
+    let mut last_end = 0usize;
+    for_each_word(text, |w| {
+        let start = w.as_ptr() as usize - text.as_ptr() as usize;
+        f(&text[start..start + w.len()], &text[last_end..start]);
+        last_end = start + w.len();
+    });
+}
+
 fn run(run: &str, ascii: bool, f: &mut impl FnMut(&str)) {
     if ascii {
         f(run);
@@ -271,11 +282,8 @@ pub(crate) struct QueryWord {
 pub(crate) fn query_words(text: &str) -> Vec<QueryWord> {
     let mut out = Vec::new();
     let mut s = Scratch::default();
-    let mut last_end = 0usize;
-    for_each_word(text, |w| {
-        let start = w.as_ptr() as usize - text.as_ptr() as usize;
-        let after_break = text[last_end..start].chars().any(|c| !c.is_whitespace());
-        last_end = start + w.len();
+    for_each_word_with_gap(text, |w, gap| {
+        let after_break = gap.chars().any(|c| !c.is_whitespace());
         let mut q = QueryWord {
             parts: Vec::new(),
             joined: None,
