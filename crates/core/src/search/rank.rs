@@ -42,8 +42,10 @@ use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
 use super::operation::{Op, query_intent};
-use super::services::service_mentions;
-use super::tokenize::{TermKind, is_stopword, query_phrase, query_words, stem, term_kind};
+use super::services::missing_services;
+use super::tokenize::{
+    TermKind, for_each_term, is_stopword, query_phrase, query_words, stem, term_kind,
+};
 use super::vocab::{shared_find, term_hash};
 
 use score::{Cand, Found, Query, with_scratch};
@@ -232,7 +234,11 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
                 known_id(indexes, ta).is_none() || known_id(indexes, tb).is_none()
             })
             .and_then(|(a, b, _, _)| {
-                let text = stem(&format!("{a}{b}")).into_owned();
+                // The one term the tokenizer makes of the joined word, as
+                // the index made it of the name.
+                let mut terms = Vec::new();
+                for_each_term(&format!("{a}{b}"), |t, _| terms.push(t.to_owned()));
+                let [text] = <[String; 1]>::try_from(terms).ok()?;
                 let id = known_id(indexes, &text)?;
                 Some(QTerm {
                     kind: TermKind::Scored,
@@ -452,21 +458,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let missing: Vec<String> = if q.scoped || names_connector {
         Vec::new()
     } else {
-        // A service is missing when no catalog knows its name or any of
-        // the query's words for it ("subreddit", "tweet"), whatever the
-        // service is called where it is served.
-        let mentions = service_mentions(q.query);
-        let mut missing: Vec<String> = Vec::new();
-        for m in &mentions {
-            let served = known_term(indexes, m.service)
-                || mentions
-                    .iter()
-                    .any(|o| o.service == m.service && known_term(indexes, &o.word));
-            if !served && !missing.iter().any(|s| s == m.service) {
-                missing.push(m.service.to_owned());
-            }
-        }
-        missing
+        missing_services(q.query, |word| known_term(indexes, word))
     };
     let query = Query {
         raw_distinct: &raw_distinct,

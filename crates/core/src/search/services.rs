@@ -255,12 +255,31 @@ pub(crate) fn named_services(query: &str) -> Vec<String> {
     named
 }
 
+/// The services `query` names that no catalog searched serves: neither
+/// the service's name nor any of the query's words for it ("subreddit",
+/// "tweet") is `known`, whatever the service is called where it is
+/// served. In query order, each once.
+pub(crate) fn missing_services(query: &str, known: impl Fn(&str) -> bool) -> Vec<String> {
+    let mentions = service_mentions(query);
+    let mut missing: Vec<String> = Vec::new();
+    for m in &mentions {
+        let served = known(m.service)
+            || mentions
+                .iter()
+                .any(|o| o.service == m.service && known(&o.word));
+        if !served && !missing.iter().any(|s| s == m.service) {
+            missing.push(m.service.to_owned());
+        }
+    }
+    missing
+}
+
 /// A service a query names, and the word that names it ("subreddit" for
 /// Reddit).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Mention {
-    pub service: &'static str,
-    pub word: String,
+struct Mention {
+    service: &'static str,
+    word: String,
 }
 
 /// The services `query` names, in order, once per word naming each:
@@ -268,7 +287,7 @@ pub(crate) struct Mention {
 /// [`SERVICE_WORDS`]) once the punctuation around them (and a possessive
 /// `'s`) is taken off, unless [`NOT_THE_SYSTEM`] comes before them, or
 /// "for" and a possessive.
-pub(crate) fn service_mentions(query: &str) -> Vec<Mention> {
+fn service_mentions(query: &str) -> Vec<Mention> {
     let mut named: Vec<Mention> = Vec::new();
     // The last word before the current one that is not a determiner or
     // a possessive, and whether a possessive came after it.
@@ -389,6 +408,21 @@ mod tests {
         // Ordinary words name nothing: the gist of a thread is no GitHub
         // gist.
         assert!(named_services("give me the gist of this thread").is_empty());
+    }
+
+    #[test]
+    fn a_service_is_served_when_its_name_or_any_word_for_it_is_known() {
+        let knows = |words: &'static [&'static str]| move |w: &str| words.contains(&w);
+        assert_eq!(
+            missing_services("retweet the tweet", knows(&[])),
+            ["twitter"]
+        );
+        assert!(missing_services("retweet the tweet", knows(&["tweet"])).is_empty());
+        assert!(missing_services("retweet the tweet", knows(&["twitter"])).is_empty());
+        assert_eq!(
+            missing_services("tweet it in the slack channel", knows(&["tweet"])),
+            ["slack"]
+        );
     }
 
     #[test]
