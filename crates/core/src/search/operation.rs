@@ -840,6 +840,7 @@ mod tests {
         // copula opens no question.
         assert_eq!(query_op("log what happened"), Op::Unknown);
         assert_eq!(query_op("check is ok"), Op::Unknown);
+        assert_eq!(query_op("check whether the tests are green"), Op::Read);
         assert_eq!(query_op("check-in times for the gym"), Op::Unknown);
         // "See if you can add…" still asks nothing.
         assert_eq!(query_op("see if you can add the user"), Op::Unknown);
