@@ -598,3 +598,83 @@ input_schema = { type = "object" }
     assert!(!err, "{page}");
     assert_eq!(page["tools"][0]["address"], "shop.add_post", "{page}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_query_spelling_a_tools_name_gets_that_tool_alone() {
+    // The shared development corpus's catalog shape: two tools named for
+    // listing organizations, and tools whose boilerplate descriptions
+    // carry every word of the queries; beside the reference server.
+    let mut tools = String::new();
+    for (name, description) in [
+        (
+            "List-Organizations",
+            "List organizations available to the caller",
+        ),
+        (
+            "List-All-Organizations",
+            "List organizations available to the caller",
+        ),
+        (
+            "business_context_0",
+            "List organizations and projects configured for business analysis",
+        ),
+        (
+            "business_context_1",
+            "List organizations and projects configured for business analysis",
+        ),
+        ("project_note_0", "Inspect one project note"),
+    ] {
+        tools.push_str(&format!(
+            r#"
+[[connector.tool]]
+name = "{name}"
+description = "{description}"
+read_only = true
+path = "/{name}"
+input_schema = {{ type = "object" }}
+"#
+        ));
+    }
+    let config = format!(
+        r#"{everything}
+[[connector]]
+id = "analytics"
+kind = "api"
+description = "Product analytics projects and organizations"
+base_url = "http://127.0.0.1:9"
+allow_private_network = true
+{tools}"#,
+        everything = everything_connector(),
+    );
+    let gw = Gateway::start(&config);
+    gw.wait_catalogs().await;
+    let client = connect(&gw.url()).await;
+    for (query, only) in [
+        (
+            "list organizations projects",
+            "analytics.List-Organizations",
+        ),
+        (
+            "list all organizations projects",
+            "analytics.List-All-Organizations",
+        ),
+        // Articles may sit inside the spelled name.
+        ("get the tiny image", "everything.get-tiny-image"),
+    ] {
+        let (page, err) = call(&client, "search_tools", json!({ "query": query })).await;
+        assert!(!err, "{query}: {page}");
+        assert_eq!(names(&page), [only], "{query}: {page}");
+        // A complete answer: no `matchMode` (it says only partial or none).
+        assert!(page.get("matchMode").is_none(), "{query}: {page}");
+        assert_eq!(page["total"], 1, "{query}: {page}");
+    }
+    // Without a spelled name, every tool carrying the words answers.
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "organizations projects", "connector": "analytics"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert!(names(&page).len() >= 4, "{page}");
+}

@@ -12,6 +12,12 @@
 //!   score decides (with equal evidence, the name with fewer words the
 //!   query does not explain first) and catalog order breaks ties, so
 //!   results are deterministic;
+//! - a query that spells a tool's whole name as a run of words (two or
+//!   more; articles may sit between them) names that tool: when the tool
+//!   also carries every other query word, anywhere, the tools so named are
+//!   the whole answer ("delete an item" is `delete_item`, not also
+//!   `delete_board`; "list organizations projects" is `List-Organizations`,
+//!   not every tool whose description lists organizations and projects);
 //! - a result list is cut to the plausible answers: a partial page needs a
 //!   best match covering at least half the query's weight (otherwise it is a
 //!   clear no-match), and partial matches far below the best are dropped;
@@ -444,6 +450,11 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         }
     }
 
+    // Articles may sit inside a spelled name ("delete an item").
+    let articles: Vec<bool> = raw
+        .iter()
+        .map(|t| matches!(t.text.as_str(), "a" | "an" | "the"))
+        .collect();
     let intent = query_intent(q.query);
     // The query's own verbs, as scored terms: a tool of another kind of
     // change that carries one of them is not dropped for its kind.
@@ -463,6 +474,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let query = Query {
         raw_distinct: &raw_distinct,
         distinct_scored: &distinct_scored,
+        articles: &articles,
         term_distinct: &term_distinct,
         weights: &weights,
         required_mask,

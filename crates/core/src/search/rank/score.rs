@@ -23,6 +23,8 @@ pub(super) struct Query<'a> {
     pub raw_distinct: &'a [usize],
     /// Per distinct text: some occurrence of it is not a function word.
     pub distinct_scored: &'a [bool],
+    /// Per raw query term: an article ("a", "an", "the").
+    pub articles: &'a [bool],
     /// Scored term `k` → its distinct text.
     pub term_distinct: &'a [usize],
     pub weights: &'a [f32],
@@ -86,6 +88,10 @@ pub(super) struct Cand {
     pub mask: u32,
     /// Terms matched by the tool's own name.
     pub own: u32,
+    /// The query spells the whole name as a run of words (two or more,
+    /// articles aside), and the tool carries every other query word too
+    /// (anywhere, its connector's words included): see [`Scratch::cut`].
+    pub spelled: bool,
 }
 
 impl Cand {
@@ -146,6 +152,9 @@ struct Memo {
 struct NameFeat {
     complete: bool,
     phrase: bool,
+    /// The query spells the whole name (two words or more) as one run of
+    /// words, articles aside ("delete an item" spells `delete_item`).
+    spelled: bool,
     /// Distinct scored query terms the name spells out.
     name_len: u16,
     bigrams: u16,
@@ -159,6 +168,8 @@ struct NameFeat {
 #[derive(Debug, Default)]
 struct NameCtx {
     raw_ids: Vec<Option<u32>>,
+    /// `raw_ids` without the articles.
+    article_free: Vec<Option<u32>>,
     scored_set: Vec<u32>,
     raw_set: Vec<u32>,
     bigram_ids: Vec<(u32, u32)>,
@@ -168,6 +179,14 @@ impl NameCtx {
     fn fill(&mut self, q: &Query<'_>, ids: &[Option<u32>]) {
         self.raw_ids.clear();
         self.raw_ids.extend(q.raw_distinct.iter().map(|&d| ids[d]));
+        self.article_free.clear();
+        self.article_free.extend(
+            self.raw_ids
+                .iter()
+                .zip(q.articles)
+                .filter(|(_, article)| !**article)
+                .map(|(&id, _)| id),
+        );
         self.scored_set.clear();
         self.raw_set.clear();
         for (d, id) in ids.iter().enumerate() {
@@ -223,10 +242,16 @@ impl NameCtx {
         }
         let complete = missing == 0 && name_len > 0;
         let phrase = complete && name.len() >= 2 && contains_run(&self.raw_ids, name);
+        let spelled = phrase
+            || (complete
+                && name.len() >= 2
+                && self.article_free.len() < self.raw_ids.len()
+                && contains_run(&self.article_free, name));
         NameFeat {
             complete,
             name_len,
             phrase,
+            spelled,
             bigrams: 0,
             unexplained: missing.min(3),
         }
@@ -347,6 +372,7 @@ fn finish(
         coverage,
         mask,
         own,
+        spelled: name.spelled && name.name_len >= 2 && mask & req == req,
     }
 }
 
@@ -469,6 +495,7 @@ pub(super) struct Scratch {
     all_terms: bool,
     union_mask: u32,
     union_own: u32,
+    spelled: Vec<Cand>,
 }
 
 thread_local! {
@@ -572,6 +599,7 @@ impl Scratch {
         self.all_terms = false;
         self.union_mask = 0;
         self.union_own = 0;
+        self.spelled.clear();
         let mut found = Found {
             plausible: 0,
             best_base: 0.0,
@@ -719,6 +747,13 @@ impl Scratch {
                     continue;
                 }
                 found.plausible += 1;
+                if m.cand.spelled {
+                    self.spelled.push(Cand {
+                        tool,
+                        own: a.own,
+                        ..m.cand
+                    });
+                }
                 if m.cand.tier == 1 {
                     self.union_own |= a.own;
                     self.total += 1;
@@ -750,6 +785,9 @@ impl Scratch {
             }
             found.plausible += 1;
             found.best_base = found.best_base.max(c.base);
+            if c.spelled {
+                self.spelled.push(c);
+            }
             if c.tier == 1 {
                 self.union_own |= c.own;
                 self.accept(&c);
@@ -849,7 +887,11 @@ impl Scratch {
         self.top.push(c);
     }
 
-    /// The relevance cut: complete matches stay; partial ones stay when
+    /// The relevance cut. When the query spells some tools' whole names
+    /// and those tools carry all its other words too ("list organizations
+    /// projects" for `List-Organizations` in a catalog about projects),
+    /// they alone are the answer. Otherwise complete matches stay; partial
+    /// ones stay when
     /// their evidence is close to the best's — or when they are the only
     /// tool whose name carries some query word (the other half of a
     /// multi-intent query: "zones, DNS records and analytics").
@@ -857,6 +899,19 @@ impl Scratch {
     /// Returns the window's hits, the total, whether some kept tool carries
     /// every term, and the union of the kept tools' term masks.
     pub fn cut(&mut self, q: &Query<'_>, best_base: f32) -> (Vec<Hit>, usize, bool, u32) {
+        if !self.spelled.is_empty() {
+            // The query names these tools: they are the answer, as an
+            // exact name is, and the rest only share its words.
+            self.spelled.sort_unstable_by(order);
+            let window = self.top.window;
+            let union = self.spelled.iter().fold(0, |m, c| m | c.mask);
+            return (
+                self.spelled.iter().take(window).map(Cand::hit).collect(),
+                self.spelled.len(),
+                true,
+                union,
+            );
+        }
         self.rest.clear();
         let pending = std::mem::take(&mut self.pending);
         for c in &pending {
@@ -938,6 +993,7 @@ mod tests {
                 coverage: 0.0,
                 mask: 0,
                 own: 0,
+                spelled: false,
             })
             .collect();
         for c in &cands {

@@ -953,3 +953,74 @@ fn a_light_verbs_action_drops_tools_of_another_kind() {
     let r = rank_all(&refs, "issue a refund to the customer for their last order");
     assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
 }
+
+/// The shared development corpus's catalog: two tools named for listing
+/// organizations, and many whose boilerplate descriptions carry every
+/// query word.
+fn analytics_index() -> CatalogIndex {
+    let mut tools = vec![
+        tool(
+            "List-Organizations",
+            "List organizations available to the caller",
+            true,
+        ),
+        tool(
+            "List-All-Organizations",
+            "List organizations available to the caller",
+            true,
+        ),
+    ];
+    for i in 0..8 {
+        tools.push(tool(
+            &format!("business_context_{i}"),
+            "List organizations and projects configured for business analysis",
+            true,
+        ));
+    }
+    tools.push(tool("project_note_0", "Inspect one project note", true));
+    CatalogIndex::with_description(
+        Arc::new(Catalog::new("analytics", tools)),
+        Some("Product analytics projects and organizations"),
+    )
+}
+
+#[test]
+fn a_spelled_name_that_carries_every_other_word_is_the_whole_answer() {
+    let idx = analytics_index();
+    let refs = [&idx];
+    for (query, expected) in [
+        ("list organizations projects", "List-Organizations"),
+        ("list all organizations projects", "List-All-Organizations"),
+        ("list the organizations", "List-Organizations"),
+    ] {
+        let r = rank_all(&refs, query);
+        let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+        assert_eq!(names, [expected], "{query}");
+        assert_eq!((r.total, r.mode), (1, MatchMode::All), "{query}");
+    }
+    // Without a spelled name, every tool carrying the words still answers.
+    let r = rank_all(&refs, "organizations projects");
+    assert!(r.total >= 10, "{:?}", r.hits);
+}
+
+#[test]
+fn a_spelled_name_leaves_out_its_siblings_only_when_it_carries_the_rest() {
+    let tools = vec![
+        tool("delete_item", "Delete an item from a board.", false),
+        tool("delete_board", "Delete a board and its items.", false),
+        tool("list_tables", "List the tables of the database.", true),
+        tool("describe_table", "Columns and indexes of a table.", true),
+    ];
+    // Articles may sit inside the spelled name.
+    assert_eq!(run_on(tools.clone(), "delete an item"), ["delete_item"]);
+    // "list tables" is spelled, but `list_tables` does not describe a
+    // table's columns: both halves of the question are answered.
+    let names = run_on(tools.clone(), "list tables and describe the columns");
+    assert!(
+        names.contains(&"list_tables".to_string()) && names.contains(&"describe_table".to_string()),
+        "{names:?}"
+    );
+    // A name spelled out of order is no spelled name: nothing is left out.
+    let names = run_on(tools, "item delete");
+    assert!(names.len() >= 2, "{names:?}");
+}
