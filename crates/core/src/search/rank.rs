@@ -325,7 +325,18 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     if q.query.trim().is_empty() {
         return browse(indexes, q.safety, window);
     }
-    let raw = query_terms(q.query, indexes);
+    let mut raw = query_terms(q.query, indexes);
+    // A generic read verb no catalog here knows ("get organizations" where
+    // the tools say `list`) asks for nothing these tools lack: it is a
+    // function word here, not a word to find.
+    for t in &mut raw {
+        if t.kind == TermKind::Scored
+            && OPTIONAL_NAME_VERBS.contains(&t.text.as_str())
+            && known_id(indexes, &t.text).is_none()
+        {
+            t.kind = TermKind::Stop;
+        }
+    }
     // Distinct scored terms; soft terms (numbers) only when nothing else.
     let mut terms: Vec<usize> = Vec::new();
     let has_scored = raw.iter().any(|t| t.kind == TermKind::Scored);

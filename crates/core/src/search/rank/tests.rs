@@ -1024,3 +1024,19 @@ fn a_spelled_name_leaves_out_its_siblings_only_when_it_carries_the_rest() {
     let names = run_on(tools, "item delete");
     assert!(names.len() >= 2, "{names:?}");
 }
+
+#[test]
+fn a_read_verb_no_catalog_knows_is_a_function_word_there() {
+    let idx = analytics_index();
+    let refs = [&idx];
+    // No tool here says "get": the query asks for organizations.
+    let r = rank_all(&refs, "get organizations");
+    assert_eq!(tool_name(&refs, &r.hits[0]), "List-Organizations");
+    // Where a catalog knows the verb, it still counts: `get_task` first.
+    assert_eq!(run_on(task_tools(), "get task")[0], "get_task");
+    // An unknown verb of another kind still weighs: nothing here exports.
+    assert_eq!(
+        rank_all(&refs, "export organizations").mode,
+        MatchMode::None
+    );
+}
