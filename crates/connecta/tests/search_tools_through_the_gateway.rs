@@ -600,7 +600,7 @@ input_schema = { type = "object" }
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_query_spelling_a_tools_name_gets_that_tool_alone() {
+async fn a_query_naming_a_tool_by_its_words_or_as_written_gets_it_first() {
     // The shared development corpus's catalog shape: two tools named for
     // listing organizations, and tools whose boilerplate descriptions
     // carry every word of the queries; beside the reference server.
@@ -677,4 +677,36 @@ allow_private_network = true
     .await;
     assert!(!err, "{page}");
     assert!(names(&page).len() >= 4, "{page}");
+
+    // A name written as it is, inside a longer query, names that tool; the
+    // other words are searched on their own ("call" finds nothing).
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "call `analytics.List-All-Organizations` for the projects"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(names(&page), ["analytics.List-All-Organizations"], "{page}");
+    assert_eq!(page["matchMode"], "partial", "{page}");
+    assert_eq!(
+        page["queryAnalysis"]["unmatched"],
+        json!(["call"]),
+        "{page}"
+    );
+    // Named first, then the rest's own answer: the reference server's
+    // tool, then another connector's.
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "inspect the project note, then run get-tiny-image"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    let found = names(&page);
+    assert_eq!(found[0], "everything.get-tiny-image", "{page}");
+    assert!(
+        found[1..].iter().any(|n| n == "analytics.project_note_0"),
+        "{page}"
+    );
 }

@@ -40,6 +40,7 @@
 //!   `offset + limit` hits are ever ordered); partial ones wait for the
 //!   relevance cut, which needs the best evidence of all.
 
+mod named;
 mod score;
 
 use std::cmp::Ordering;
@@ -324,6 +325,9 @@ fn a_name_holds<'w>(indexes: &[&CatalogIndex], words: impl Iterator<Item = &'w s
 pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ranked {
     if q.query.trim().is_empty() {
         return browse(indexes, q.safety, window);
+    }
+    if let Some(named) = named::answer(indexes, q, window) {
+        return named;
     }
     let mut raw = query_terms(q.query, indexes);
     // A generic read verb no catalog here knows ("get organizations" where

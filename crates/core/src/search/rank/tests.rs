@@ -1040,3 +1040,66 @@ fn a_read_verb_no_catalog_knows_is_a_function_word_there() {
         MatchMode::None
     );
 }
+
+fn rank_with(indexes: &[&CatalogIndex], query: &str, safety: Safety) -> Ranked {
+    rank(
+        indexes,
+        &SearchQuery {
+            query,
+            safety,
+            scoped: false,
+        },
+        100,
+    )
+}
+
+#[test]
+fn a_name_written_as_is_inside_a_query_names_that_tool() {
+    let idx = analytics_index();
+    let refs = [&idx];
+    let names = |r: &Ranked| -> Vec<String> {
+        r.hits
+            .iter()
+            .map(|h| tool_name(&refs, h).to_owned())
+            .collect()
+    };
+    // The other words are searched on their own: "call" matches nothing,
+    // and is reported so.
+    let r = rank_all(&refs, "call `List-Organizations` please");
+    assert_eq!(names(&r), ["List-Organizations"]);
+    assert_eq!(r.mode, MatchMode::Partial);
+    assert_eq!(r.analysis.represented, ["list-organizations"]);
+    assert_eq!(r.analysis.unmatched, ["call"]);
+    // Words the named tool carries anyway (the catalog is about projects)
+    // add nothing; with the connector's id, and two names at once.
+    let r = rank_all(
+        &refs,
+        "please run analytics.List-All-Organizations for projects",
+    );
+    assert_eq!(names(&r), ["List-All-Organizations"]);
+    assert_eq!(r.analysis.unmatched, ["run"]);
+    let r = rank_all(&refs, "listAllOrganizations and project_note_0");
+    assert_eq!(names(&r), ["List-All-Organizations", "project_note_0"]);
+    assert_eq!(r.mode, MatchMode::All);
+}
+
+#[test]
+fn the_rest_of_a_query_naming_a_tool_is_searched_on_its_own() {
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("tasks", task_tools())));
+    let refs = [&idx];
+    let r = rank_all(&refs, "delete the task, then check get_task");
+    let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+    assert_eq!(names[..2], ["get_task", "delete_task"], "{names:?}");
+    // A smaller window is a prefix of the same answer, with the same total.
+    let q = SearchQuery::new("delete the task, then check get_task", Safety::All);
+    let one = rank(&refs, &q, 1);
+    assert_eq!((one.total, &one.hits[..]), (r.total, &r.hits[..1]));
+    // A name the safety filter refuses names nothing: the query is ranked
+    // as words, under the same filter.
+    let r = rank_with(&refs, "run delete_task", Safety::ReadOnly);
+    assert!(r.hits.iter().all(|h| idx.read_only(h.tool)), "{:?}", r.hits);
+    // A hyphenated word that is no tool's name is just words.
+    let plain = rank_all(&refs, "a follow up task");
+    let hyphen = rank_all(&refs, "a follow-up task");
+    assert_eq!(plain.hits, hyphen.hits);
+}
