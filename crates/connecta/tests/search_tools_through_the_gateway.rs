@@ -502,6 +502,9 @@ input_schema = {{ type = "object" }}
         ("list the orgs", "forum.list_organizations"),
         // "front page" is the name's one word `frontpage`.
         ("what's on the front page", "forum.get_frontpage_posts"),
+        // "acme" is a value no catalog knows: it weighs half, and the one
+        // known word still finds its tool.
+        ("the organizations of acme", "forum.list_organizations"),
     ] {
         let (page, err) = call(&client, "search_tools", json!({ "query": query })).await;
         assert!(!err, "{query}: {page}");

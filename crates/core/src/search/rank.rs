@@ -2,7 +2,9 @@
 //!
 //! The model is deliberately simple and explainable:
 //! - every query term gets an IDF weight computed over exactly the catalogs
-//!   searched (a term unknown to all of them gets the weight of the rarest);
+//!   searched (a term unknown to all of them gets half the weight of the
+//!   rarest, or all of it when it is the change the query asks for or a
+//!   well-known service's name);
 //! - a tool earns a term's weight times the strongest field it appears in
 //!   (name > title > description > connector text); matches are whole terms;
 //! - tiers come first: an exact tool name (0), then *complete* matches (1) —
@@ -49,7 +51,7 @@ use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
 use super::operation::{Op, query_intent};
-use super::services::missing_services;
+use super::services::{missing_services, service_words};
 use super::tokenize::{
     TermKind, for_each_term, is_stopword, query_phrase, query_words, stem, term_kind,
 };
@@ -88,6 +90,9 @@ const KEEP_RATIO: f32 = 0.6;
 const RESCUE_RATIO: f32 = 0.3;
 /// …and when they cover at least this share of the query's weight.
 const KEEP_COVERAGE: f32 = 0.25;
+/// The share of the rarest word's weight that a word no catalog searched
+/// knows carries (a verb the query asks with carries it all).
+const UNKNOWN_WEIGHT: f32 = 0.5;
 /// Scored terms beyond this many are ignored (match masks are `u32`).
 pub const MAX_QUERY_TERMS: usize = 32;
 
@@ -397,6 +402,11 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let n_distinct = distinct.len();
     let term_distinct: Vec<usize> = terms.iter().map(|&i| raw_distinct[i]).collect();
 
+    let intent = query_intent(q.query);
+    let mut service_terms: Vec<String> = Vec::new();
+    for word in service_words(q.query) {
+        for_each_term(&word, |t, _| service_terms.push(t.to_owned()));
+    }
     // IDF over exactly these indexes.
     let n_docs: usize = indexes.iter().map(|ix| ix.len()).sum();
     let weights: Vec<f32> = term_distinct
@@ -407,7 +417,17 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
                 .enumerate()
                 .filter_map(|(src, ix)| local[src * n_distinct + d].map(|id| ix.doc_freq(id)))
                 .sum();
-            idf(n_docs, df)
+            // A word no catalog knows may be the operation nobody here
+            // offers, but is as often a value or context ("yesterday", a
+            // name): it weighs less, unless it is the change the query
+            // asks for or a service's name.
+            let text = &raw[distinct[d]].text;
+            let asked = intent.changes.iter().any(|(_, v)| v == text);
+            if df == 0 && !asked && !service_terms.contains(text) {
+                idf(n_docs, df) * UNKNOWN_WEIGHT
+            } else {
+                idf(n_docs, df)
+            }
         })
         .collect();
     // A content word that the catalogs knowing it all know only as their
@@ -470,7 +490,6 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         .iter()
         .map(|t| matches!(t.text.as_str(), "a" | "an" | "the"))
         .collect();
-    let intent = query_intent(q.query);
     // The query's own verbs, as scored terms: a tool of another kind of
     // change that carries one of them is not dropped for its kind.
     let verb_mask: u32 = (0..terms.len())

@@ -274,6 +274,15 @@ pub(crate) fn missing_services(query: &str, known: impl Fn(&str) -> bool) -> Vec
     missing
 }
 
+/// The words of `query` that name a well-known service where it may be
+/// the system to act in (as [`missing_services`] reads them), as written.
+pub(crate) fn service_words(query: &str) -> Vec<String> {
+    service_mentions(query)
+        .into_iter()
+        .map(|m| m.word)
+        .collect()
+}
+
 /// A service a query names, and the word that names it ("subreddit" for
 /// Reddit).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1103,3 +1103,23 @@ fn the_rest_of_a_query_naming_a_tool_is_searched_on_its_own() {
     let hyphen = rank_all(&refs, "a follow-up task");
     assert_eq!(plain.hits, hyphen.hits);
 }
+
+#[test]
+fn a_word_no_catalog_knows_weighs_half_unless_it_is_the_asked_change() {
+    // "acme" is a value here: the one known word still finds its tool.
+    assert_eq!(run_on(task_tools(), "search for acme"), ["search_tasks"]);
+    // A change nobody here offers keeps its whole weight: no answer, where
+    // half its weight would let a tool of any change through.
+    let tools = vec![
+        tool("manage_invoice", "Manage an invoice's state.", false),
+        tool("list_customers", "List customers.", true),
+        tool("get_customer", "Get one customer.", true),
+        tool("create_customer", "Create a customer.", false),
+        tool("delete_customer", "Delete a customer.", false),
+    ];
+    assert_eq!(
+        run_on(tools.clone(), "manage the invoice"),
+        ["manage_invoice"]
+    );
+    assert!(run_on(tools, "archive the invoice").is_empty());
+}
