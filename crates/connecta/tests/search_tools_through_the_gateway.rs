@@ -600,6 +600,43 @@ input_schema = { type = "object" }
     .await;
     assert!(!err, "{page}");
     assert_eq!(page["tools"][0]["address"], "shop.add_post", "{page}");
+
+    // With a connector serving Reddit, "subreddit" names it: the shop's
+    // blog is no answer, and that connector only reads.
+    let config = format!(
+        r#"{config}
+[[connector]]
+id = "reddit"
+kind = "api"
+base_url = "http://127.0.0.1:9"
+allow_private_network = true
+
+[[connector.tool]]
+name = "get_subreddit_top_posts"
+description = "Top posts of a subreddit"
+read_only = true
+path = "/top"
+input_schema = {{ type = "object" }}
+"#
+    );
+    let gw = Gateway::start(&config);
+    let client = connect(&gw.url()).await;
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "submit a new post to the rust subreddit"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(page["matchMode"], "none", "{page}");
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "top posts in the rust subreddit"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(names(&page), ["reddit.get_subreddit_top_posts"], "{page}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -403,9 +403,10 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let term_distinct: Vec<usize> = terms.iter().map(|&i| raw_distinct[i]).collect();
 
     let intent = query_intent(q.query);
+    let services = service_words(q.query);
     let mut service_terms: Vec<String> = Vec::new();
-    for word in service_words(q.query) {
-        for_each_term(&word, |t, _| service_terms.push(t.to_owned()));
+    for (_, word) in &services {
+        for_each_term(word, |t, _| service_terms.push(t.to_owned()));
     }
     // IDF over exactly these indexes.
     let n_docs: usize = indexes.iter().map(|ix| ix.len()).sum();
@@ -453,6 +454,22 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             (0..indexes.len())
                 .filter(|&src| holds(src).is_some())
                 .for_each(|src| named[src] = true);
+        }
+    }
+    // A word naming a well-known service names the connector whose id
+    // is that service ("subreddit" the `reddit` connector), as the id
+    // itself would.
+    for (service, _) in &services {
+        let Some(id) = shared_find(service, term_hash(service)) else {
+            continue;
+        };
+        for (src, ix) in indexes.iter().enumerate() {
+            if ix
+                .local_term(id)
+                .is_some_and(|id| ix.connector_terms().contains(&id))
+            {
+                named[src] = true;
+            }
         }
     }
     let names_connector = named.contains(&true);

@@ -274,12 +274,13 @@ pub(crate) fn missing_services(query: &str, known: impl Fn(&str) -> bool) -> Vec
     missing
 }
 
-/// The words of `query` that name a well-known service where it may be
-/// the system to act in (as [`missing_services`] reads them), as written.
-pub(crate) fn service_words(query: &str) -> Vec<String> {
+/// The well-known services `query` names where they may be the system to
+/// act in (as [`missing_services`] reads them), each with the word that
+/// names it as written ("subreddit" for `reddit`).
+pub(crate) fn service_words(query: &str) -> Vec<(&'static str, String)> {
     service_mentions(query)
         .into_iter()
-        .map(|m| m.word)
+        .map(|m| (m.service, m.word))
         .collect()
 }
 

@@ -1123,3 +1123,34 @@ fn a_word_no_catalog_knows_weighs_half_unless_it_is_the_asked_change() {
     );
     assert!(run_on(tools, "archive the invoice").is_empty());
 }
+
+#[test]
+fn a_services_own_word_names_the_connector_serving_it() {
+    let catalogs = || {
+        vec![
+            (
+                "reddit",
+                vec![
+                    tool("get_subreddit_top_posts", "Top posts of a subreddit.", true),
+                    tool("get_post_comments", "Comments on a post.", true),
+                ],
+            ),
+            (
+                "wordpress",
+                vec![tool("wp_add_post", "Add a new post to the blog.", false)],
+            ),
+        ]
+    };
+    // Reddit is named: the blog's tool is no answer, and Reddit has no
+    // way to submit.
+    assert!(run_across(catalogs(), "submit a new post to a subreddit").is_empty());
+    assert_eq!(
+        run_across(catalogs(), "top posts of a subreddit")[0],
+        "reddit.get_subreddit_top_posts"
+    );
+    // Without the word, the blog answers.
+    assert_eq!(
+        run_across(catalogs(), "submit a new post")[0],
+        "wordpress.wp_add_post"
+    );
+}
