@@ -76,7 +76,7 @@ const NAME_TERM_BONUS: f32 = 0.05;
 const PHRASE_BONUS: f32 = 0.05;
 const BIGRAM_BONUS: f32 = 0.05;
 /// Equal evidence: the tool that needs no approval first.
-const READ_ONLY_BONUS: f32 = 0.08;
+const READ_ONLY_BONUS: f32 = 0.025;
 /// Per name term the query leaves unexplained (up to three): with equal
 /// evidence, the name that says no more than the query asked for first.
 const UNEXPLAINED_NAME_PENALTY: f32 = 0.02;
