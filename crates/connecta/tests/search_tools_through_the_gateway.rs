@@ -663,13 +663,19 @@ async fn a_query_naming_a_tool_by_its_words_or_as_written_gets_it_first() {
             "List organizations and projects configured for business analysis",
         ),
         ("project_note_0", "Inspect one project note"),
+        ("make_call", "Make a phone call to a number"),
+        ("create_board", "Create a board"),
     ] {
+        // The tools that make something need approval.
+        let read_only = !name.starts_with("make_") && !name.starts_with("create_");
+        let method = if read_only { "GET" } else { "POST" };
         tools.push_str(&format!(
             r#"
 [[connector.tool]]
 name = "{name}"
 description = "{description}"
-read_only = true
+read_only = {read_only}
+method = "{method}"
 path = "/{name}"
 input_schema = {{ type = "object" }}
 "#
@@ -719,11 +725,11 @@ allow_private_network = true
     assert!(names(&page).len() >= 4, "{page}");
 
     // A name written as it is, inside a longer query, names that tool; the
-    // other words are searched on their own ("call" finds nothing).
+    // other words are searched on their own ("poke" finds nothing).
     let (page, err) = call(
         &client,
         "search_tools",
-        json!({"query": "call `analytics.List-All-Organizations` for the projects"}),
+        json!({"query": "poke `analytics.List-All-Organizations` for the projects"}),
     )
     .await;
     assert!(!err, "{page}");
@@ -731,9 +737,18 @@ allow_private_network = true
     assert_eq!(page["matchMode"], "partial", "{page}");
     assert_eq!(
         page["queryAnalysis"]["unmatched"],
-        json!(["call"]),
+        json!(["poke"]),
         "{page}"
     );
+    // "called" introduces the board's name: no call is asked for.
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "make a new board called Roadmap"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(names(&page), ["analytics.create_board"], "{page}");
     // Named first, then the rest's own answer: the reference server's
     // tool, then another connector's.
     let (page, err) = call(

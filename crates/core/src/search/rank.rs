@@ -272,9 +272,22 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             Some(j) => std::slice::from_ref(j),
             None => &word.parts[..],
         };
+        // "a playlist called Focus Beats", "files named report": the word
+        // introduces a value, it asks for no call and no name.
+        let naming = simple[i].is_some_and(|w| NAMING.contains(&w))
+            && i > 0
+            && simple[i - 1].is_some_and(|w| !is_stopword(w))
+            && !word.after_break
+            && words.get(i + 1).is_some_and(|next| {
+                !next.after_break && simple[i + 1].is_none_or(|w| !is_stopword(w))
+            });
         for (t, s) in terms {
             raw.push(QTerm {
-                kind: term_kind(t, s),
+                kind: if naming {
+                    TermKind::Stop
+                } else {
+                    term_kind(t, s)
+                },
                 shared: shared_find(t, term_hash(t)),
                 text: t.clone(),
                 surface: s.clone(),
@@ -283,6 +296,9 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
     }
     raw
 }
+
+/// Participles that introduce a value's name after a noun.
+const NAMING: &[&str] = &["called", "named", "titled", "entitled"];
 
 /// Adverbs that make phrasal verbs: a word beside one is no half of a
 /// compound noun.

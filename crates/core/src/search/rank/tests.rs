@@ -1154,3 +1154,38 @@ fn a_services_own_word_names_the_connector_serving_it() {
         "wordpress.wp_add_post"
     );
 }
+
+#[test]
+fn a_participle_naming_a_value_asks_for_nothing() {
+    let tools = vec![
+        tool("make_call", "Make a phone call to a number.", false),
+        tool("list_calls", "List recent phone calls.", true),
+        tool("create_playlist", "Create a playlist.", false),
+        tool("search_files", "Search files by name.", true),
+        tool("get_file_by_name", "Get one file by its exact name.", true),
+    ];
+    let names = run_on(tools.clone(), "make a new playlist called Focus Beats");
+    assert_eq!(names, ["create_playlist"]);
+    // After a function word, "called" is the verb it looks like.
+    assert_eq!(run_on(tools.clone(), "who called me")[0], "list_calls");
+    // Before a function word too: "called about" keeps its term.
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("phone", tools.clone())));
+    let kind_of_called = |query: &str| {
+        query_terms(query, &[&idx])
+            .into_iter()
+            .find(|t| t.surface == "called")
+            .map(|t| t.kind)
+    };
+    assert_eq!(
+        kind_of_called("the customer called about a refund"),
+        Some(TermKind::Scored)
+    );
+    assert_eq!(
+        kind_of_called("a playlist called focus"),
+        Some(TermKind::Stop)
+    );
+    assert_eq!(
+        run_on(tools, "search files named quarterly report")[0],
+        "search_files"
+    );
+}
