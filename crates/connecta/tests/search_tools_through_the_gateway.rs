@@ -665,9 +665,13 @@ async fn a_query_naming_a_tool_by_its_words_or_as_written_gets_it_first() {
         ("project_note_0", "Inspect one project note"),
         ("make_call", "Make a phone call to a number"),
         ("create_board", "Create a board"),
+        ("HassTurnOn", "Turn on a device or the lights of an area"),
+        ("HassTurnOff", "Turn off a device or the lights of an area"),
     ] {
-        // The tools that make something need approval.
-        let read_only = !name.starts_with("make_") && !name.starts_with("create_");
+        // The tools that make or change something need approval.
+        let read_only = !["make_", "create_", "Hass"]
+            .iter()
+            .any(|p| name.starts_with(p));
         let method = if read_only { "GET" } else { "POST" };
         tools.push_str(&format!(
             r#"
@@ -749,6 +753,18 @@ allow_private_network = true
     .await;
     assert!(!err, "{page}");
     assert_eq!(names(&page), ["analytics.create_board"], "{page}");
+    // "switch off" means what `HassTurnOff` spells.
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "can you switch off the lights downstairs"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(
+        page["tools"][0]["address"], "analytics.HassTurnOff",
+        "{page}"
+    );
     // Named first, then the rest's own answer: the reference server's
     // tool, then another connector's.
     let (page, err) = call(

@@ -53,7 +53,7 @@ use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
 use super::operation::{Op, query_intent};
 use super::services::{missing_services, service_words};
 use super::tokenize::{
-    TermKind, for_each_term, is_stopword, query_phrase, query_words, stem, term_kind,
+    TermKind, for_each_term, is_stopword, phrases_for, query_phrase, query_words, stem, term_kind,
 };
 use super::vocab::{shared_find, term_hash};
 
@@ -204,18 +204,37 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         if let Some((len, to)) = query_phrase(&simple[i..]).filter(|&(len, _)| {
             !a_name_holds(indexes, simple[i..i + len].iter().flatten().copied())
         }) {
-            let text = stem(to).into_owned();
-            raw.push(QTerm {
-                kind: TermKind::Scored,
-                shared: shared_find(&text, term_hash(&text)),
-                surface: simple[i..i + len]
-                    .iter()
-                    .flatten()
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                text,
+            let surface = simple[i..i + len]
+                .iter()
+                .flatten()
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ");
+            // Where a tool's name spells another phrase of the same
+            // meaning and particle ("switch off" beside `HassTurnOff`), the
+            // query says that phrase, particle and all ("on" tells
+            // `HassTurnOn` from `HassTurnOff`); otherwise the operation's
+            // word. Articles make no phrase of a name: "file a" is no
+            // `file`.
+            let particle = simple[i + len - 1];
+            let same = phrases_for(to).find(|p| {
+                p.len() >= 2
+                    && p.last().copied() == particle
+                    && !p.iter().any(|w| ARTICLES.contains(w))
+                    && name_spells(indexes, p)
             });
+            let texts: Vec<String> = match same {
+                Some(phrase) => phrase.iter().map(|w| stem(w).into_owned()).collect(),
+                None => vec![stem(to).into_owned()],
+            };
+            for text in texts {
+                raw.push(QTerm {
+                    kind: TermKind::Scored,
+                    shared: shared_find(&text, term_hash(&text)),
+                    surface: surface.clone(),
+                    text,
+                });
+            }
             next = i + len;
             continue;
         }
@@ -297,6 +316,9 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
     raw
 }
 
+/// Articles: never a word of a name's phrase.
+const ARTICLES: &[&str] = &["a", "an", "the"];
+
 /// Participles that introduce a value's name after a noun.
 const NAMING: &[&str] = &["called", "named", "titled", "entitled"];
 
@@ -336,6 +358,29 @@ fn a_name_holds<'w>(indexes: &[&CatalogIndex], words: impl Iterator<Item = &'w s
             let tool = CatalogIndex::posting_tool(p) as u32;
             CatalogIndex::posting_fields(p) & F_NAME != 0
                 && rest.iter().all(|&id| ix.fields_of(id, tool) & F_NAME != 0)
+        })
+    })
+}
+
+/// Some tool of `indexes` has every word of `phrase` in its name,
+/// function words ("on") included.
+fn name_spells(indexes: &[&CatalogIndex], phrase: &[&str]) -> bool {
+    let terms: Vec<String> = phrase.iter().map(|w| stem(w).into_owned()).collect();
+    let Some(anchor) = terms.iter().position(|t| !is_stopword(t)) else {
+        return false;
+    };
+    indexes.iter().any(|ix| {
+        let ids: Option<Vec<u32>> = terms
+            .iter()
+            .map(|t| shared_find(t, term_hash(t)).and_then(|id| ix.local_term(id)))
+            .collect();
+        let Some(ids) = ids else {
+            return false;
+        };
+        ix.raw_postings(ids[anchor]).iter().any(|&p| {
+            let tool = CatalogIndex::posting_tool(p) as u32;
+            CatalogIndex::posting_fields(p) & F_NAME != 0
+                && ids.iter().all(|id| ix.name_terms(tool).contains(id))
         })
     })
 }
@@ -521,7 +566,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     // Articles may sit inside a spelled name ("delete an item").
     let articles: Vec<bool> = raw
         .iter()
-        .map(|t| matches!(t.text.as_str(), "a" | "an" | "the"))
+        .map(|t| ARTICLES.contains(&t.text.as_str()))
         .collect();
     // The query's own verbs, as scored terms: a tool of another kind of
     // change that carries one of them is not dropped for its kind.

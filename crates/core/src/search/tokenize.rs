@@ -713,6 +713,15 @@ const QUERY_PHRASES: &[(&[&str], &str)] = &[
     (&["sign", "off", "on"], "approve"),
 ];
 
+/// The phrases of [`QUERY_PHRASES`] that fold to `to` ("turn off" and
+/// "switch off" both mean `disable`).
+pub(crate) fn phrases_for(to: &str) -> impl Iterator<Item = &'static [&'static str]> + '_ {
+    QUERY_PHRASES
+        .iter()
+        .filter(move |&&(_, t)| t == to)
+        .map(|&(phrase, _)| phrase)
+}
+
 /// The phrase of [`QUERY_PHRASES`] that starts `words` (lowercased single
 /// words of the query), as its length and the word it folds to.
 pub(crate) fn query_phrase(words: &[Option<&str>]) -> Option<(usize, &'static str)> {

@@ -1189,3 +1189,27 @@ fn a_participle_naming_a_value_asks_for_nothing() {
         "search_files"
     );
 }
+
+#[test]
+fn a_phrase_finds_a_name_spelling_another_phrase_of_the_same_meaning() {
+    let home = vec![
+        tool("HassTurnOn", "Turn on a device or an area's lights.", false),
+        tool(
+            "HassTurnOff",
+            "Turn off a device or an area's lights.",
+            false,
+        ),
+        tool("HassLightSet", "Set a light's brightness or color.", false),
+    ];
+    assert_eq!(
+        run_on(home.clone(), "can you switch off the lights downstairs")[0],
+        "HassTurnOff"
+    );
+    assert_eq!(run_on(home, "switch on the porch light")[0], "HassTurnOn");
+    // Without such a name, the phrase is its operation's word.
+    let plain = vec![
+        tool("enable_device", "Enable a device.", false),
+        tool("disable_device", "Disable a device.", false),
+    ];
+    assert_eq!(run_on(plain, "switch off the device")[0], "disable_device");
+}
