@@ -753,6 +753,23 @@ allow_private_network = true
     .await;
     assert!(!err, "{page}");
     assert_eq!(names(&page), ["analytics.create_board"], "{page}");
+    // Scoped by the caller, one word of many is enough to answer;
+    // unscoped, it is not.
+    let query = "which organisations and organizations are the most popular these days";
+    let (page, err) = call(&client, "search_tools", json!({ "query": query })).await;
+    assert!(!err, "{page}");
+    assert_eq!(page["matchMode"], "none", "{page}");
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({ "query": query, "connector": "analytics" }),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(
+        page["tools"][0]["address"], "analytics.List-Organizations",
+        "{page}"
+    );
     // "switch off" means what `HassTurnOff` spells.
     let (page, err) = call(
         &client,

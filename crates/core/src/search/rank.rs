@@ -600,6 +600,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         in_scope: &in_scope,
         op: intent.op,
         missing: &missing,
+        scoped: q.scoped,
         changes: &intent.changes,
         verb_mask,
         local: &local,

@@ -44,6 +44,8 @@ pub(super) struct Query<'a> {
     /// Services the query names that no catalog here knows: an answer
     /// must then cover half its weight by itself.
     pub missing: &'a [String],
+    /// The caller chose the connector.
+    pub scoped: bool,
     /// The kinds of change the query's verbs ask for (empty: none in
     /// particular), and those verbs as scored terms.
     pub changes: &'a [(Change, String)],
@@ -395,10 +397,14 @@ fn coverage(mask: u32, q: &Query<'_>) -> f32 {
 }
 
 /// Words enough for an answer: half the query's weight, or two of its
-/// words (not for a query naming a missing service).
+/// words (not for a query naming a missing service); in a search the
+/// caller scoped to one connector, any of its words (the caller said
+/// where the answer is; the relevance cut still keeps only the close
+/// ones).
 fn enough_words(mask: u32, coverage: f32, q: &Query<'_>) -> bool {
     coverage >= MIN_BEST_COVERAGE
         || (q.missing.is_empty() && (mask & q.required_mask).count_ones() >= 2)
+        || (q.scoped && mask & q.required_mask != 0)
 }
 
 /// A tool is a plausible answer when it is complete or has

@@ -1213,3 +1213,33 @@ fn a_phrase_finds_a_name_spelling_another_phrase_of_the_same_meaning() {
     ];
     assert_eq!(run_on(plain, "switch off the device")[0], "disable_device");
 }
+
+#[test]
+fn a_search_the_caller_scoped_takes_any_of_the_querys_words() {
+    let idx = CatalogIndex::build(Arc::new(Catalog::new(
+        "product",
+        vec![
+            tool("get_top_events", "The most frequent events.", true),
+            tool("query_funnel_report", "Conversion through a funnel.", true),
+            tool("list_cohorts", "Saved cohorts.", true),
+        ],
+    )));
+    let refs = [&idx];
+    let query = "which events are the most popular today";
+    // Unscoped, one word of five is no answer…
+    let r = rank_all(&refs, query);
+    assert_eq!(r.mode, MatchMode::None, "{:?}", r.analysis);
+    // …but the caller said the answer is in this connector.
+    let q = SearchQuery::new(query, Safety::All).scoped(true);
+    let r = rank(&refs, &q, 10);
+    assert_eq!(
+        tool_name(&refs, &r.hits[0]),
+        "get_top_events",
+        "{:?}",
+        r.hits
+    );
+    // A scoped query none of whose words the connector knows is still
+    // a no-match.
+    let q = SearchQuery::new("crash dumps", Safety::All).scoped(true);
+    assert_eq!(rank(&refs, &q, 10).mode, MatchMode::None);
+}
