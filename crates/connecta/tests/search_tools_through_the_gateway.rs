@@ -798,3 +798,43 @@ allow_private_network = true
         "{page}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_verb_no_tool_here_says_asks_for_nothing() {
+    // No tool of this catalog says "get": "get organizations" asks for
+    // organizations.
+    let config = r#"
+[[connector]]
+id = "orgs"
+kind = "api"
+base_url = "http://127.0.0.1:9"
+allow_private_network = true
+
+[[connector.tool]]
+name = "list_organizations"
+description = "Every organization the caller belongs to"
+read_only = true
+path = "/organizations"
+input_schema = { type = "object" }
+
+[[connector.tool]]
+name = "list_projects"
+description = "Every project of one organization"
+read_only = true
+path = "/projects"
+input_schema = { type = "object" }
+"#;
+    let gw = Gateway::start(config);
+    let client = connect(&gw.url()).await;
+    let (page, err) = call(
+        &client,
+        "search_tools",
+        json!({"query": "get organizations"}),
+    )
+    .await;
+    assert!(!err, "{page}");
+    assert_eq!(
+        page["tools"][0]["address"], "orgs.list_organizations",
+        "{page}"
+    );
+}

@@ -2,9 +2,9 @@
 //!
 //! The model is deliberately simple and explainable:
 //! - every query term gets an IDF weight computed over exactly the catalogs
-//!   searched (a term unknown to all of them gets half the weight of the
-//!   rarest, or all of it when it is the change the query asks for or a
-//!   well-known service's name);
+//!   searched (a term no tool of them carries itself, in a name, title or
+//!   description, gets half the weight of the rarest, or all of it when it
+//!   is the change the query asks for or a well-known service's name);
 //! - a tool earns a term's weight times the strongest field it appears in
 //!   (name > title > description > connector text); matches are whole terms;
 //! - tiers come first: an exact tool name (0), then *complete* matches (1) —
@@ -49,7 +49,7 @@ use std::cmp::Ordering;
 
 use crate::policy::Safety;
 
-use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
+use super::index::{CatalogIndex, F_NAME, F_SYN, OPTIONAL_NAME_VERBS};
 use super::operation::{Op, query_intent};
 use super::services::{missing_services, service_words};
 use super::tokenize::{
@@ -216,8 +216,12 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             // `HassTurnOn` from `HassTurnOff`); otherwise the operation's
             // word. Articles make no phrase of a name: "file a" is no
             // `file`.
+            // The operation's word wins where some tool's name carries it
+            // or a word of its group ("switch off the sensor" beside
+            // `disable_sensor`).
             let particle = simple[i + len - 1];
-            let same = phrases_for(to).find(|p| {
+            let folded_named = a_name_carries(indexes, &stem(to));
+            let same = phrases_for(to).filter(|_| !folded_named).find(|p| {
                 p.len() >= 2
                     && p.last().copied() == particle
                     && !p.iter().any(|w| ARTICLES.contains(w))
@@ -362,6 +366,20 @@ fn a_name_holds<'w>(indexes: &[&CatalogIndex], words: impl Iterator<Item = &'w s
     })
 }
 
+/// Some tool of `indexes` carries `term` in its name, or a word of its
+/// group there.
+fn a_name_carries(indexes: &[&CatalogIndex], term: &str) -> bool {
+    indexes.iter().any(|ix| {
+        shared_find(term, term_hash(term))
+            .and_then(|id| ix.local_term(id))
+            .is_some_and(|id| {
+                ix.raw_postings(id)
+                    .iter()
+                    .any(|&p| CatalogIndex::posting_fields(p) & (F_NAME | F_SYN) != 0)
+            })
+    })
+}
+
 /// Some tool of `indexes` has every word of `phrase` in its name,
 /// function words ("on") included.
 fn name_spells(indexes: &[&CatalogIndex], phrase: &[&str]) -> bool {
@@ -479,10 +497,12 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
                 .enumerate()
                 .filter_map(|(src, ix)| local[src * n_distinct + d].map(|id| ix.doc_freq(id)))
                 .sum();
-            // A word no catalog knows may be the operation nobody here
-            // offers, but is as often a value or context ("yesterday", a
-            // name): it weighs less, unless it is the change the query
-            // asks for or a service's name.
+            // A word no tool carries itself (no catalog knows it, or only
+            // as a connector's description word or a name word's group
+            // word) may be the operation nobody here offers, but is as
+            // often a value or context ("yesterday", a name): it weighs
+            // less, unless it is the change the query asks for or a
+            // service's name.
             let text = &raw[distinct[d]].text;
             let asked = intent.changes.iter().any(|(_, v)| v == text);
             if df == 0 && !asked && !service_terms.contains(text) {
@@ -517,20 +537,28 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
                 .for_each(|src| named[src] = true);
         }
     }
-    // A word naming a well-known service names the connector whose id
-    // is that service ("subreddit" the `reddit` connector), as the id
-    // itself would.
-    for (service, _) in &services {
+    // A service's own word ("subreddit") names the connector whose id is
+    // that service (`reddit`), as the id itself would: when every catalog
+    // knowing the service's name knows it only as its connector's id (a
+    // `zapier` connector's `slack_send_message` keeps "slack" shared).
+    // The name itself was judged above, as any other word.
+    for (service, word) in &services {
+        if word.eq_ignore_ascii_case(service) {
+            continue;
+        }
         let Some(id) = shared_find(service, term_hash(service)) else {
             continue;
         };
-        for (src, ix) in indexes.iter().enumerate() {
-            if ix
-                .local_term(id)
-                .is_some_and(|id| ix.connector_terms().contains(&id))
-            {
-                named[src] = true;
-            }
+        let holds: Vec<(usize, bool)> = indexes
+            .iter()
+            .enumerate()
+            .filter_map(|(src, ix)| {
+                let id = ix.local_term(id)?;
+                Some((src, ix.is_connector_term(id)))
+            })
+            .collect();
+        if !holds.is_empty() && holds.iter().all(|&(_, as_connector)| as_connector) {
+            holds.iter().for_each(|&(src, _)| named[src] = true);
         }
     }
     let names_connector = named.contains(&true);

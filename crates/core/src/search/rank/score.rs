@@ -94,6 +94,9 @@ pub(super) struct Cand {
     /// articles aside), and the tool carries every other query word too
     /// (anywhere, its connector's words included): see [`Scratch::cut`].
     pub spelled: bool,
+    /// For a complete name of two words or more, how many of the query's
+    /// words it spells out (else 0).
+    pub name_len: u16,
 }
 
 impl Cand {
@@ -375,6 +378,11 @@ fn finish(
         mask,
         own,
         spelled: name.spelled && name.name_len >= 2 && mask & req == req,
+        name_len: if complete_name && name.name_len >= 2 {
+            name.name_len
+        } else {
+            0
+        },
     }
 }
 
@@ -501,7 +509,9 @@ pub(super) struct Scratch {
     all_terms: bool,
     union_mask: u32,
     union_own: u32,
-    spelled: Vec<Cand>,
+    /// Candidates with a complete name of two words or more (spelled
+    /// ones among them).
+    complete_names: Vec<Cand>,
 }
 
 thread_local! {
@@ -605,7 +615,7 @@ impl Scratch {
         self.all_terms = false;
         self.union_mask = 0;
         self.union_own = 0;
-        self.spelled.clear();
+        self.complete_names.clear();
         let mut found = Found {
             plausible: 0,
             best_base: 0.0,
@@ -753,8 +763,8 @@ impl Scratch {
                     continue;
                 }
                 found.plausible += 1;
-                if m.cand.spelled {
-                    self.spelled.push(Cand {
+                if m.cand.spelled || m.cand.name_len > 0 {
+                    self.complete_names.push(Cand {
                         tool,
                         own: a.own,
                         ..m.cand
@@ -791,8 +801,8 @@ impl Scratch {
             }
             found.plausible += 1;
             found.best_base = found.best_base.max(c.base);
-            if c.spelled {
-                self.spelled.push(c);
+            if c.spelled || c.name_len > 0 {
+                self.complete_names.push(c);
             }
             if c.tier == 1 {
                 self.union_own |= c.own;
@@ -905,15 +915,26 @@ impl Scratch {
     /// Returns the window's hits, the total, whether some kept tool carries
     /// every term, and the union of the kept tools' term masks.
     pub fn cut(&mut self, q: &Query<'_>, best_base: f32) -> (Vec<Hit>, usize, bool, u32) {
-        if !self.spelled.is_empty() {
+        let spelled_len = self
+            .complete_names
+            .iter()
+            .filter(|c| c.spelled)
+            .map(|c| c.name_len)
+            .max();
+        if let Some(spelled_len) = spelled_len {
             // The query names these tools: they are the answer, as an
-            // exact name is, and the rest only share its words.
-            self.spelled.sort_unstable_by(order);
+            // exact name is, with any complete name that spells out more
+            // of the query ("add a comment to the issue" keeps
+            // `add_issue_comment` beside `add_comment`); the rest only
+            // share its words.
+            let names = &mut self.complete_names;
+            names.retain(|c| c.spelled || c.name_len > spelled_len);
+            names.sort_unstable_by(order);
             let window = self.top.window;
-            let union = self.spelled.iter().fold(0, |m, c| m | c.mask);
+            let union = names.iter().fold(0, |m, c| m | c.mask);
             return (
-                self.spelled.iter().take(window).map(Cand::hit).collect(),
-                self.spelled.len(),
+                names.iter().take(window).map(Cand::hit).collect(),
+                names.len(),
                 true,
                 union,
             );
@@ -1000,6 +1021,7 @@ mod tests {
                 mask: 0,
                 own: 0,
                 spelled: false,
+                name_len: 0,
             })
             .collect();
         for c in &cands {

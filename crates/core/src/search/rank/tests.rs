@@ -1096,11 +1096,14 @@ fn the_rest_of_a_query_naming_a_tool_is_searched_on_its_own() {
     assert_eq!((one.total, &one.hits[..]), (r.total, &r.hits[..1]));
     // A name the safety filter refuses names nothing: the query is ranked
     // as words, under the same filter.
-    let r = rank_with(&refs, "run delete_task", Safety::ReadOnly);
-    assert!(r.hits.iter().all(|h| idx.read_only(h.tool)), "{:?}", r.hits);
+    let r = rank_with(&refs, "search_tasks or delete_task", Safety::ReadOnly);
+    let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+    assert_eq!(names.first(), Some(&"search_tasks"), "{names:?}");
+    assert!(r.hits.iter().all(|h| idx.read_only(h.tool)), "{names:?}");
     // A hyphenated word that is no tool's name is just words.
-    let plain = rank_all(&refs, "a follow up task");
-    let hyphen = rank_all(&refs, "a follow-up task");
+    let plain = rank_all(&refs, "a follow up search of tasks");
+    let hyphen = rank_all(&refs, "a follow-up search of tasks");
+    assert!(!plain.hits.is_empty());
     assert_eq!(plain.hits, hyphen.hits);
 }
 
@@ -1242,4 +1245,166 @@ fn a_search_the_caller_scoped_takes_any_of_the_querys_words() {
     // a no-match.
     let q = SearchQuery::new("crash dumps", Safety::All).scoped(true);
     assert_eq!(rank(&refs, &q, 10).mode, MatchMode::None);
+}
+
+#[test]
+fn a_written_name_beside_a_connector_id_is_that_connectors_tool() {
+    let catalogs = || {
+        vec![
+            ("gitlab", vec![tool("get_issue", "Get one issue.", true)]),
+            ("github", vec![tool("get_issue", "Get one issue.", true)]),
+        ]
+    };
+    for query in ["github get_issue", "get_issue on github"] {
+        assert_eq!(
+            run_across(catalogs(), query),
+            ["github.get_issue"],
+            "{query}"
+        );
+    }
+    // Without one, every catalog's tool of that name is named.
+    assert_eq!(run_across(catalogs(), "get_issue").len(), 2);
+}
+
+#[test]
+fn the_rest_of_a_query_naming_a_tool_keeps_its_phrases_and_bounds() {
+    let mut tools = task_tools();
+    for i in 0..50 {
+        tools.push(tool(
+            &format!("report_{i}"),
+            "Keep a record of the day.",
+            true,
+        ));
+    }
+    // The rest is read as ranking reads it: "get rid of" is `delete`.
+    for query in [
+        "check get_task, then get rid of the task",
+        "get_task, then wipe out the task",
+    ] {
+        let names = run_on(tools.clone(), query);
+        assert_eq!(names, ["get_task", "delete_task"], "{query}");
+    }
+    // An idiom that only descriptions share brings nothing along.
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("tasks", tools)));
+    let refs = [&idx];
+    let r = rank_all(&refs, "get_task for the record");
+    assert_eq!((r.total, r.hits.len()), (1, 1), "{:?}", r.hits);
+    let r = rank_all(&refs, "get_task");
+    assert_eq!(r.total, 1);
+}
+
+#[test]
+fn a_service_name_another_catalog_shares_names_no_connector() {
+    let run = |catalogs: Vec<(&str, Vec<ToolDef>)>, q: &str| run_across(catalogs, q);
+    let zapier = |name: &str| {
+        (
+            "zapier",
+            vec![tool(name, "An action through Zapier.", false)],
+        )
+    };
+    assert_eq!(
+        run(
+            vec![
+                (
+                    "slack",
+                    vec![tool("search_messages", "Search messages.", true)]
+                ),
+                zapier("slack_send_message"),
+            ],
+            "send a slack message"
+        )[0],
+        "zapier.slack_send_message"
+    );
+    // A service's own word too: another catalog that carries the
+    // service's name answers.
+    assert_eq!(
+        run(
+            vec![
+                (
+                    "reddit",
+                    vec![tool("get_subreddit_top_posts", "Top posts.", true)]
+                ),
+                zapier("reddit_submit_post"),
+            ],
+            "submit a new post to a subreddit"
+        )[0],
+        "zapier.reddit_submit_post"
+    );
+}
+
+#[test]
+fn a_phrase_folds_to_its_operation_where_a_name_carries_it() {
+    let catalogs = || {
+        vec![
+            (
+                "home",
+                vec![
+                    tool("HassTurnOn", "Turn on a device.", false),
+                    tool("HassTurnOff", "Turn off a device.", false),
+                ],
+            ),
+            (
+                "iot",
+                vec![
+                    tool("enable_sensor", "Enable a sensor.", false),
+                    tool("disable_sensor", "Disable a sensor.", false),
+                ],
+            ),
+        ]
+    };
+    assert_eq!(
+        run_across(catalogs(), "switch off the sensor")[0],
+        "iot.disable_sensor"
+    );
+    assert_eq!(
+        run_across(
+            vec![
+                (
+                    "ci",
+                    vec![tool("set_up_runner", "Set up a CI runner.", false)]
+                ),
+                (
+                    "cloud",
+                    vec![tool("create_server", "Create a server.", false)]
+                ),
+            ],
+            "spin up a server"
+        )[0],
+        "cloud.create_server"
+    );
+}
+
+#[test]
+fn a_spelled_name_keeps_a_complete_name_that_spells_out_more() {
+    let catalogs = || {
+        vec![
+            (
+                "jira",
+                vec![tool("add_comment", "Add a comment to a Jira issue.", false)],
+            ),
+            (
+                "github",
+                vec![tool("add_issue_comment", "Comment on an issue.", false)],
+            ),
+        ]
+    };
+    let names = run_across(catalogs(), "add a comment to the issue");
+    assert!(
+        names.contains(&"github.add_issue_comment".to_owned())
+            && names.contains(&"jira.add_comment".to_owned()),
+        "{names:?}"
+    );
+    let tools = vec![
+        tool("send_message", "Send a message to a channel.", false),
+        tool(
+            "send_channel_message",
+            "Send a message in a channel.",
+            false,
+        ),
+    ];
+    let names = run_on(tools, "send a message to the channel");
+    assert!(
+        names.contains(&"send_channel_message".to_owned()),
+        "{names:?}"
+    );
 }
