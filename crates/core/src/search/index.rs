@@ -36,9 +36,7 @@ use super::tokenize::{
     Compounds, Scratch, for_each_word, is_stopword, name_synonyms, prose_synonyms, terms,
     word_terms,
 };
-use super::vocab::{IdMap, VocabBuilder, seq_hash};
-#[cfg(test)]
-use super::vocab::{shared_find, term_hash};
+use super::vocab::{IdMap, VocabBuilder, seq_hash, shared_find, term_hash};
 
 /// Field bits carried by a posting.
 pub(crate) const F_NAME: u8 = 1;
@@ -197,7 +195,7 @@ impl CatalogIndex {
         (offset < self.len() && Arc::ptr_eq(&tools[offset], found)).then_some(offset as u32)
     }
 
-    #[cfg(test)]
+    /// This index's id for a normalized term, if it knows the term.
     pub(crate) fn term_id(&self, term: &str) -> Option<u32> {
         self.local_term(shared_find(term, term_hash(term))?)
     }

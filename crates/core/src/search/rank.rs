@@ -51,7 +51,7 @@ use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, F_SYN, OPTIONAL_NAME_VERBS};
 use super::operation::{Op, query_intent};
-use super::services::{missing_services, service_words};
+use super::services::{Mention, missing_services, service_mentions};
 use super::tokenize::{
     TermKind, for_each_term, is_stopword, phrases_for, query_phrase, query_words, stem, term_kind,
 };
@@ -351,10 +351,7 @@ fn a_name_holds<'w>(indexes: &[&CatalogIndex], words: impl Iterator<Item = &'w s
         .map(|w| stem(w).into_owned())
         .collect();
     indexes.iter().any(|ix| {
-        let ids: Option<Vec<u32>> = terms
-            .iter()
-            .map(|t| shared_find(t, term_hash(t)).and_then(|id| ix.local_term(id)))
-            .collect();
+        let ids: Option<Vec<u32>> = terms.iter().map(|t| ix.term_id(t)).collect();
         let Some((first, rest)) = ids.as_deref().and_then(<[u32]>::split_first) else {
             return false;
         };
@@ -370,13 +367,11 @@ fn a_name_holds<'w>(indexes: &[&CatalogIndex], words: impl Iterator<Item = &'w s
 /// group there.
 fn a_name_carries(indexes: &[&CatalogIndex], term: &str) -> bool {
     indexes.iter().any(|ix| {
-        shared_find(term, term_hash(term))
-            .and_then(|id| ix.local_term(id))
-            .is_some_and(|id| {
-                ix.raw_postings(id)
-                    .iter()
-                    .any(|&p| CatalogIndex::posting_fields(p) & (F_NAME | F_SYN) != 0)
-            })
+        ix.term_id(term).is_some_and(|id| {
+            ix.raw_postings(id)
+                .iter()
+                .any(|&p| CatalogIndex::posting_fields(p) & (F_NAME | F_SYN) != 0)
+        })
     })
 }
 
@@ -388,10 +383,7 @@ fn name_spells(indexes: &[&CatalogIndex], phrase: &[&str]) -> bool {
         return false;
     };
     indexes.iter().any(|ix| {
-        let ids: Option<Vec<u32>> = terms
-            .iter()
-            .map(|t| shared_find(t, term_hash(t)).and_then(|id| ix.local_term(id)))
-            .collect();
+        let ids: Option<Vec<u32>> = terms.iter().map(|t| ix.term_id(t)).collect();
         let Some(ids) = ids else {
             return false;
         };
@@ -482,10 +474,10 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let term_distinct: Vec<usize> = terms.iter().map(|&i| raw_distinct[i]).collect();
 
     let intent = query_intent(q.query);
-    let services = service_words(q.query);
+    let services = service_mentions(q.query);
     let mut service_terms: Vec<String> = Vec::new();
-    for (_, word) in &services {
-        for_each_term(word, |t, _| service_terms.push(t.to_owned()));
+    for m in &services {
+        for_each_term(&m.word, |t, _| service_terms.push(t.to_owned()));
     }
     // IDF over exactly these indexes.
     let n_docs: usize = indexes.iter().map(|ix| ix.len()).sum();
@@ -542,7 +534,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     // knowing the service's name knows it only as its connector's id (a
     // `zapier` connector's `slack_send_message` keeps "slack" shared).
     // The name itself was judged above, as any other word.
-    for (service, word) in &services {
+    for &Mention { service, ref word } in &services {
         if word.eq_ignore_ascii_case(service) {
             continue;
         }
@@ -609,7 +601,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let missing: Vec<String> = if q.scoped || names_connector {
         Vec::new()
     } else {
-        missing_services(q.query, |word| known_term(indexes, word))
+        missing_services(&services, |word| known_term(indexes, word))
     };
     let query = Query {
         raw_distinct: &raw_distinct,

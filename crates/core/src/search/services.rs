@@ -255,14 +255,13 @@ pub(crate) fn named_services(query: &str) -> Vec<String> {
     named
 }
 
-/// The services `query` names that no catalog searched serves: neither
-/// the service's name nor any of the query's words for it ("subreddit",
-/// "tweet") is `known`, whatever the service is called where it is
-/// served. In query order, each once.
-pub(crate) fn missing_services(query: &str, known: impl Fn(&str) -> bool) -> Vec<String> {
-    let mentions = service_mentions(query);
+/// The services of `mentions` (a query's, from [`service_mentions`]) that
+/// no catalog searched serves: neither the service's name nor any of the
+/// query's words for it ("subreddit", "tweet") is `known`, whatever the
+/// service is called where it is served. In query order, each once.
+pub(crate) fn missing_services(mentions: &[Mention], known: impl Fn(&str) -> bool) -> Vec<String> {
     let mut missing: Vec<String> = Vec::new();
-    for m in &mentions {
+    for m in mentions {
         let served = known(m.service)
             || mentions
                 .iter()
@@ -274,22 +273,12 @@ pub(crate) fn missing_services(query: &str, known: impl Fn(&str) -> bool) -> Vec
     missing
 }
 
-/// The well-known services `query` names where they may be the system to
-/// act in (as [`missing_services`] reads them), each with the word that
-/// names it as written ("subreddit" for `reddit`).
-pub(crate) fn service_words(query: &str) -> Vec<(&'static str, String)> {
-    service_mentions(query)
-        .into_iter()
-        .map(|m| (m.service, m.word))
-        .collect()
-}
-
-/// A service a query names, and the word that names it ("subreddit" for
-/// Reddit).
+/// A service a query names where it may be the system to act in, and the
+/// word that names it as written ("subreddit" for Reddit).
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Mention {
-    service: &'static str,
-    word: String,
+pub(crate) struct Mention {
+    pub service: &'static str,
+    pub word: String,
 }
 
 /// The services `query` names, in order, once per word naming each:
@@ -297,7 +286,7 @@ struct Mention {
 /// [`SERVICE_WORDS`]) once the punctuation around them (and a possessive
 /// `'s`) is taken off, unless [`NOT_THE_SYSTEM`] comes before them, or
 /// "for" and a possessive.
-fn service_mentions(query: &str) -> Vec<Mention> {
+pub(crate) fn service_mentions(query: &str) -> Vec<Mention> {
     let mut named: Vec<Mention> = Vec::new();
     // The last word before the current one that is not a determiner or
     // a possessive, and whether a possessive came after it.
@@ -424,13 +413,21 @@ mod tests {
     fn a_service_is_served_when_its_name_or_any_word_for_it_is_known() {
         let knows = |words: &'static [&'static str]| move |w: &str| words.contains(&w);
         assert_eq!(
-            missing_services("retweet the tweet", knows(&[])),
+            missing_services(&service_mentions("retweet the tweet"), knows(&[])),
             ["twitter"]
         );
-        assert!(missing_services("retweet the tweet", knows(&["tweet"])).is_empty());
-        assert!(missing_services("retweet the tweet", knows(&["twitter"])).is_empty());
+        assert!(
+            missing_services(&service_mentions("retweet the tweet"), knows(&["tweet"])).is_empty()
+        );
+        assert!(
+            missing_services(&service_mentions("retweet the tweet"), knows(&["twitter"]))
+                .is_empty()
+        );
         assert_eq!(
-            missing_services("tweet it in the slack channel", knows(&["tweet"])),
+            missing_services(
+                &service_mentions("tweet it in the slack channel"),
+                knows(&["tweet"])
+            ),
             ["slack"]
         );
     }

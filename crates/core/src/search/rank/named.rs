@@ -69,7 +69,7 @@ pub(super) fn answer(
     {
         for t in &token.terms {
             for (source, ix) in indexes.iter().enumerate() {
-                if local(ix, t).is_some_and(|id| ix.is_connector_term(id))
+                if ix.term_id(t).is_some_and(|id| ix.is_connector_term(id))
                     && !spoken.contains(&source)
                 {
                     spoken.push(source);
@@ -93,7 +93,7 @@ pub(super) fn answer(
     let carried = |t: &str| {
         named.iter().any(|&(source, tool)| {
             let ix = indexes[source];
-            local(ix, t).is_some_and(|id| carries(ix, id, tool))
+            ix.term_id(t).is_some_and(|id| carries(ix, id, tool))
         })
     };
     let mut own: Vec<(String, String)> = Vec::new();
@@ -139,7 +139,7 @@ pub(super) fn answer(
             let ix = indexes[h.source];
             let mut carries_own = false;
             for (k, (text, _)) in own.iter().enumerate() {
-                if local(ix, text).is_some_and(|id| {
+                if ix.term_id(text).is_some_and(|id| {
                     ix.fields_of(id, h.tool) & (F_NAME | F_SYN) != 0 || ix.is_connector_term(id)
                 }) {
                     found[k] = true;
@@ -241,16 +241,10 @@ fn shaped_like_a_name(text: &str) -> bool {
             && text.contains(|c: char| c.is_ascii_uppercase()))
 }
 
-/// The term's id in `ix`, if `ix` knows it.
-fn local(ix: &CatalogIndex, term: &str) -> Option<u32> {
-    super::super::vocab::shared_find(term, super::super::vocab::term_hash(term))
-        .and_then(|id| ix.local_term(id))
-}
-
 /// The tools of `ix` whose whole name is `terms`, or the connector's id
 /// followed by it.
 fn tools_named_by(ix: &CatalogIndex, terms: &[String]) -> Vec<u32> {
-    let ids: Option<Vec<u32>> = terms.iter().map(|t| local(ix, t)).collect();
+    let ids: Option<Vec<u32>> = terms.iter().map(|t| ix.term_id(t)).collect();
     let Some(ids) = ids else {
         return Vec::new();
     };
