@@ -210,28 +210,7 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
                 .copied()
                 .collect::<Vec<_>>()
                 .join(" ");
-            // Where a tool's name spells another phrase of the same
-            // meaning and particle ("switch off" beside `HassTurnOff`), the
-            // query says that phrase, particle and all ("on" tells
-            // `HassTurnOn` from `HassTurnOff`); otherwise the operation's
-            // word. Articles make no phrase of a name: "file a" is no
-            // `file`.
-            // The operation's word wins where some tool's name carries it
-            // or a word of its group ("switch off the sensor" beside
-            // `disable_sensor`).
-            let particle = simple[i + len - 1];
-            let folded_named = a_name_carries(indexes, &stem(to));
-            let same = phrases_for(to).filter(|_| !folded_named).find(|p| {
-                p.len() >= 2
-                    && p.last().copied() == particle
-                    && !p.iter().any(|w| ARTICLES.contains(w))
-                    && name_spells(indexes, p)
-            });
-            let texts: Vec<String> = match same {
-                Some(phrase) => phrase.iter().map(|w| stem(w).into_owned()).collect(),
-                None => vec![stem(to).into_owned()],
-            };
-            for text in texts {
+            for text in phrase_terms(indexes, &simple[i..i + len], to) {
                 raw.push(QTerm {
                     kind: TermKind::Scored,
                     shared: shared_find(&text, term_hash(&text)),
@@ -318,6 +297,31 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         }
     }
     raw
+}
+
+/// The terms a phrasal verb of the query (`words`, folding to `to`) stands
+/// for: the operation's word, unless no tool's name carries it (or a word
+/// of its group) while a name spells another phrase of the same meaning
+/// and particle: then that phrase, particle and all ("switch off" beside
+/// `HassTurnOff`; "on" tells `HassTurnOn` from it). Articles make no
+/// phrase of a name: "file a" is no `file`.
+fn phrase_terms(indexes: &[&CatalogIndex], words: &[Option<&str>], to: &str) -> Vec<String> {
+    let folded = stem(to).into_owned();
+    if a_name_carries(indexes, &folded) {
+        return vec![folded];
+    }
+    let particle = words.last().copied().flatten();
+    phrases_for(to)
+        .find(|p| {
+            p.len() >= 2
+                && p.last().copied() == particle
+                && !p.iter().any(|w| ARTICLES.contains(w))
+                && name_spells(indexes, p)
+        })
+        .map_or_else(
+            || vec![folded.clone()],
+            |phrase| phrase.iter().map(|w| stem(w).into_owned()).collect(),
+        )
 }
 
 /// Articles: never a word of a name's phrase.
