@@ -44,6 +44,13 @@ overrides.odd_overridden = {{ read_only = true }}
     )
 }
 
+/// `search_tools` with `args`, which must answer without an error.
+async fn search_tools(client: &Client, args: Value) -> Value {
+    let (page, err) = call(client, "search_tools", args.clone()).await;
+    assert!(!err, "{args}: {page}");
+    page
+}
+
 fn names(page: &Value) -> Vec<String> {
     page["tools"]
         .as_array()
@@ -68,13 +75,11 @@ async fn a_connector_scoped_search_loads_only_that_catalog() {
     let gw = Gateway::start(&config());
     let client = connect(&gw.url()).await;
 
-    let (page, err) = call(
+    let page = search_tools(
         &client,
-        "search_tools",
         json!({"query": "search notes", "connector": "demo"}),
     )
     .await;
-    assert!(!err, "{page}");
     assert_eq!(page["tools"][0]["address"], "demo.search_notes", "{page}");
     let health = gw.wait_health("demo loaded", |_| true).await;
     let wide = wide_health(&health);
@@ -84,8 +89,7 @@ async fn a_connector_scoped_search_loads_only_that_catalog() {
     );
 
     // Unscoped, every catalog is searched (and so loaded).
-    let (page, err) = call(&client, "search_tools", json!({"query": "ledger archive"})).await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "ledger archive"})).await;
     assert!(
         names(&page).iter().all(|a| a.starts_with("wide.odd_")),
         "{page}"
@@ -103,13 +107,7 @@ async fn matches_carry_the_guide_summary_once_and_skills_serves_the_guide() {
     let gw = Gateway::start(&config());
     let client = connect(&gw.url()).await;
 
-    let (page, err) = call(
-        &client,
-        "search_tools",
-        json!({"query": "notes", "connector": "demo"}),
-    )
-    .await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "notes", "connector": "demo"})).await;
     let tools = page["tools"].as_array().expect("tools");
     assert!(tools.len() > 1, "{page}");
     assert_eq!(
@@ -155,13 +153,7 @@ async fn the_safety_filter_returns_exactly_what_the_call_path_admits() {
     for safety in ["readOnly", "approvalRequired", "all"] {
         let mut seen = BTreeSet::new();
         for connector in ["demo", "wide"] {
-            let (page, err) = call(
-                &client,
-                "search_tools",
-                json!({"connector": connector, "safety": safety, "limit": 100, "offset": 0, "query": ""}),
-            )
-            .await;
-            assert!(!err, "{page}");
+            let page = search_tools(&client, json!({"connector": connector, "safety": safety, "limit": 100, "offset": 0, "query": ""})).await;
             let mut offset = 0;
             let mut page = page;
             loop {
@@ -278,50 +270,25 @@ async fn phrasal_verbs_fold_and_a_named_connector_keeps_its_answers() {
     let gw = Gateway::start(&config());
     let client = connect(&gw.url()).await;
 
-    let (page, err) = call(
-        &client,
-        "search_tools",
-        json!({"query": "get rid of a note"}),
-    )
-    .await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "get rid of a note"})).await;
     assert_eq!(page["tools"][0]["address"], "demo.delete_note", "{page}");
-    let (page, err) = call(
-        &client,
-        "search_tools",
-        json!({"query": "please clean up the old note"}),
-    )
-    .await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "please clean up the old note"})).await;
     assert_eq!(page["tools"][0]["address"], "demo.delete_note", "{page}");
 
     // "archive" is a word of the wide connector's ledger tools only…
-    let (page, err) = call(&client, "search_tools", json!({"query": "archive a note"})).await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "archive a note"})).await;
     assert!(
         names(&page).iter().any(|a| a.starts_with("wide.")),
         "{page}"
     );
     // …and naming the demo connector leaves them out.
-    let (page, err) = call(
-        &client,
-        "search_tools",
-        json!({"query": "demo note archive"}),
-    )
-    .await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "demo note archive"})).await;
     let found = names(&page);
     assert!(!found.is_empty(), "{page}");
     assert!(found.iter().all(|a| a.starts_with("demo.")), "{page}");
     // Asked as a command, none of the demo tools archives: they read,
     // create or delete.
-    let (page, err) = call(
-        &client,
-        "search_tools",
-        json!({"query": "archive a demo note"}),
-    )
-    .await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "archive a demo note"})).await;
     assert_eq!(page["matchMode"], "none", "{page}");
 }
 
@@ -331,11 +298,7 @@ async fn a_query_asking_for_a_change_gets_no_tool_that_only_reads() {
     let client = connect(&gw.url()).await;
     let search = |query: &'static str| {
         let client = &client;
-        async move {
-            let (page, err) = call(client, "search_tools", json!({ "query": query })).await;
-            assert!(!err, "{page}");
-            page
-        }
+        async move { search_tools(client, json!({ "query": query })).await }
     };
 
     let page = search("delete a note").await;
@@ -401,9 +364,7 @@ async fn a_query_asking_for_a_change_gets_no_tool_that_only_reads() {
 #[tokio::test(flavor = "multi_thread")]
 async fn configured_search_terms_find_tools_by_the_operators_words() {
     async fn search(client: &Client) -> Value {
-        let (page, err) = call(client, "search_tools", json!({"query": "jot a note"})).await;
-        assert!(!err, "{page}");
-        page
+        search_tools(client, json!({"query": "jot a note"})).await
     }
     let plain = Gateway::start(&demo_connector());
     let client = connect(&plain.url()).await;
@@ -506,17 +467,14 @@ input_schema = {{ type = "object" }}
         // known word still finds its tool.
         ("the organizations of acme", "forum.list_organizations"),
     ] {
-        let (page, err) = call(&client, "search_tools", json!({ "query": query })).await;
-        assert!(!err, "{query}: {page}");
+        let page = search_tools(&client, json!({ "query": query })).await;
         assert_eq!(page["tools"][0]["address"], first, "{query}: {page}");
     }
     // A phrasal verb's particle joins nothing: "check out" is no
     // `checkout`, though the one word is.
-    let (page, err) = call(&client, "search_tools", json!({"query": "check out"})).await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "check out"})).await;
     assert_eq!(page["matchMode"], "none", "{page}");
-    let (page, err) = call(&client, "search_tools", json!({"query": "checkout"})).await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "checkout"})).await;
     assert_eq!(names(&page), ["forum.get_checkout"], "{page}");
 }
 
@@ -556,49 +514,33 @@ input_schema = { type = "object" }
     let client = connect(&gw.url()).await;
     // "Issue a refund" asks to refund: an update does not pay money back,
     // and reading orders changes nothing.
-    let (page, err) = call(
+    let page = search_tools(
         &client,
-        "search_tools",
         json!({"query": "issue a refund to the customer for their last order"}),
     )
     .await;
-    assert!(!err, "{page}");
     assert_eq!(page["matchMode"], "none", "{page}");
     let hint = page["hint"].as_str().expect("a hint");
     assert!(hint.contains("no tool here does that"), "{page}");
     // Asked without a light verb, the same words find the customer.
-    let (page, err) = call(
-        &client,
-        "search_tools",
-        json!({"query": "update the customer"}),
-    )
-    .await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "update the customer"})).await;
     assert_eq!(
         page["tools"][0]["address"], "shop.update_customer",
         "{page}"
     );
     // A subreddit is Reddit's, and nothing here serves Reddit.
-    let (page, err) = call(
+    let page = search_tools(
         &client,
-        "search_tools",
         json!({"query": "submit a new post to the rust subreddit"}),
     )
     .await;
-    assert!(!err, "{page}");
     assert_eq!(page["matchMode"], "none", "{page}");
     let hint = page["hint"].as_str().expect("a hint");
     assert!(
         hint.contains("reddit, which no connector here serves"),
         "{page}"
     );
-    let (page, err) = call(
-        &client,
-        "search_tools",
-        json!({"query": "submit a new post to the blog"}),
-    )
-    .await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "submit a new post to the blog"})).await;
     assert_eq!(page["tools"][0]["address"], "shop.add_post", "{page}");
 
     // With a connector serving Reddit, "subreddit" names it: the shop's
@@ -621,21 +563,13 @@ input_schema = {{ type = "object" }}
     );
     let gw = Gateway::start(&config);
     let client = connect(&gw.url()).await;
-    let (page, err) = call(
+    let page = search_tools(
         &client,
-        "search_tools",
         json!({"query": "submit a new post to the rust subreddit"}),
     )
     .await;
-    assert!(!err, "{page}");
     assert_eq!(page["matchMode"], "none", "{page}");
-    let (page, err) = call(
-        &client,
-        "search_tools",
-        json!({"query": "top posts in the rust subreddit"}),
-    )
-    .await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "top posts in the rust subreddit"})).await;
     assert_eq!(names(&page), ["reddit.get_subreddit_top_posts"], "{page}");
 }
 
@@ -711,32 +645,27 @@ allow_private_network = true
         // Articles may sit inside the spelled name.
         ("get the tiny image", "everything.get-tiny-image"),
     ] {
-        let (page, err) = call(&client, "search_tools", json!({ "query": query })).await;
-        assert!(!err, "{query}: {page}");
+        let page = search_tools(&client, json!({ "query": query })).await;
         assert_eq!(names(&page), [only], "{query}: {page}");
         // A complete answer: no `matchMode` (it says only partial or none).
         assert!(page.get("matchMode").is_none(), "{query}: {page}");
         assert_eq!(page["total"], 1, "{query}: {page}");
     }
     // Without a spelled name, every tool carrying the words answers.
-    let (page, err) = call(
+    let page = search_tools(
         &client,
-        "search_tools",
         json!({"query": "organizations projects", "connector": "analytics"}),
     )
     .await;
-    assert!(!err, "{page}");
     assert!(names(&page).len() >= 4, "{page}");
 
     // A name written as it is, inside a longer query, names that tool; the
     // other words are searched on their own ("poke" finds nothing).
-    let (page, err) = call(
+    let page = search_tools(
         &client,
-        "search_tools",
         json!({"query": "poke `analytics.List-All-Organizations` for the projects"}),
     )
     .await;
-    assert!(!err, "{page}");
     assert_eq!(names(&page), ["analytics.List-All-Organizations"], "{page}");
     assert_eq!(page["matchMode"], "partial", "{page}");
     assert_eq!(
@@ -745,52 +674,35 @@ allow_private_network = true
         "{page}"
     );
     // "called" introduces the board's name: no call is asked for.
-    let (page, err) = call(
-        &client,
-        "search_tools",
-        json!({"query": "make a new board called Roadmap"}),
-    )
-    .await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "make a new board called Roadmap"})).await;
     assert_eq!(names(&page), ["analytics.create_board"], "{page}");
     // Scoped by the caller, one word of many is enough to answer;
     // unscoped, it is not.
     let query = "which organisations and organizations are the most popular these days";
-    let (page, err) = call(&client, "search_tools", json!({ "query": query })).await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({ "query": query })).await;
     assert_eq!(page["matchMode"], "none", "{page}");
-    let (page, err) = call(
-        &client,
-        "search_tools",
-        json!({ "query": query, "connector": "analytics" }),
-    )
-    .await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({ "query": query, "connector": "analytics" })).await;
     assert_eq!(
         page["tools"][0]["address"], "analytics.List-Organizations",
         "{page}"
     );
     // "switch off" means what `HassTurnOff` spells.
-    let (page, err) = call(
+    let page = search_tools(
         &client,
-        "search_tools",
         json!({"query": "can you switch off the lights downstairs"}),
     )
     .await;
-    assert!(!err, "{page}");
     assert_eq!(
         page["tools"][0]["address"], "analytics.HassTurnOff",
         "{page}"
     );
     // Named first, then the rest's own answer: the reference server's
     // tool, then another connector's.
-    let (page, err) = call(
+    let page = search_tools(
         &client,
-        "search_tools",
         json!({"query": "inspect the project note, then run get-tiny-image"}),
     )
     .await;
-    assert!(!err, "{page}");
     let found = names(&page);
     assert_eq!(found[0], "everything.get-tiny-image", "{page}");
     assert!(
@@ -826,13 +738,7 @@ input_schema = { type = "object" }
 "#;
     let gw = Gateway::start(config);
     let client = connect(&gw.url()).await;
-    let (page, err) = call(
-        &client,
-        "search_tools",
-        json!({"query": "get organizations"}),
-    )
-    .await;
-    assert!(!err, "{page}");
+    let page = search_tools(&client, json!({"query": "get organizations"})).await;
     assert_eq!(
         page["tools"][0]["address"], "orgs.list_organizations",
         "{page}"
