@@ -89,7 +89,7 @@ const KEEP_RATIO: f32 = 0.6;
 /// A partial match that alone carries a query word is kept down to this.
 const RESCUE_RATIO: f32 = 0.3;
 /// …and when they cover at least this share of the query's weight.
-const KEEP_COVERAGE: f32 = 0.25;
+const KEEP_COVERAGE: f32 = 0.2;
 /// The share of the rarest word's weight that a word no catalog searched
 /// knows carries (a verb the query asks with carries it all).
 const UNKNOWN_WEIGHT: f32 = 0.5;
