@@ -3,7 +3,7 @@
 //! down to a fifth of the query's weight (a quarter cut these studied
 //! queries' answers away).
 
-use connecta_eval::{build, load, run_query};
+mod studied;
 
 #[test]
 fn a_partial_answer_to_a_long_request_is_kept() {
@@ -25,20 +25,10 @@ fn a_partial_answer_to_a_long_request_is_kept() {
         ),
     ];
     for (text, id, wanted) in cases {
-        let corpus = load(text).expect("corpus parses");
-        let built = build(&corpus);
-        let query = corpus
-            .queries
-            .iter()
-            .find(|q| q.id.as_deref() == Some(id))
-            .expect("the query is in its corpus");
-        let case = run_query(&built, query);
-        assert!(case.error.is_none(), "{id}: {:?}", case.error);
+        let (query, returned) = studied::returned(text, id);
         assert!(
-            case.returned.iter().any(|r| r == wanted),
-            "{id} ({}): {:?}",
-            query.query,
-            case.returned
+            returned.iter().any(|r| r == wanted),
+            "{id} ({query}): {returned:?}"
         );
     }
 }

@@ -4,7 +4,7 @@
 //! above the one tool whose name the request's verb stands for. These are
 //! the studied corpora's queries where that happened.
 
-use connecta_eval::{build, load, run_query};
+mod studied;
 
 #[test]
 fn a_read_only_tool_never_outranks_better_evidence() {
@@ -41,21 +41,11 @@ fn a_read_only_tool_never_outranks_better_evidence() {
         ),
     ];
     for (text, id, first) in cases {
-        let corpus = load(text).expect("corpus parses");
-        let built = build(&corpus);
-        let query = corpus
-            .queries
-            .iter()
-            .find(|q| q.id.as_deref() == Some(id))
-            .expect("the query is in its corpus");
-        let case = run_query(&built, query);
-        assert!(case.error.is_none(), "{id}: {:?}", case.error);
+        let (query, returned) = studied::returned(text, id);
         assert_eq!(
-            case.returned.first().map(String::as_str),
+            returned.first().map(String::as_str),
             Some(first),
-            "{id} ({}): {:?}",
-            query.query,
-            case.returned
+            "{id} ({query}): {returned:?}"
         );
     }
 }
