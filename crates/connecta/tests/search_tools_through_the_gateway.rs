@@ -44,6 +44,32 @@ overrides.odd_overridden = {{ read_only = true }}
     )
 }
 
+/// A declared HTTP API connector: search reads its catalog from the
+/// config and calls nothing. One `(name, description, read_only)` per
+/// tool.
+fn api_connector(id: &str, description: Option<&str>, tools: &[(&str, &str, bool)]) -> String {
+    let mut out = format!("\n[[connector]]\nid = \"{id}\"\nkind = \"api\"\n");
+    if let Some(d) = description {
+        out.push_str(&format!("description = \"{d}\"\n"));
+    }
+    out.push_str("base_url = \"http://127.0.0.1:9\"\nallow_private_network = true\n");
+    for (name, description, read_only) in tools {
+        let method = if *read_only { "GET" } else { "POST" };
+        out.push_str(&format!(
+            r#"
+[[connector.tool]]
+name = "{name}"
+description = "{description}"
+read_only = {read_only}
+method = "{method}"
+path = "/{name}"
+input_schema = {{ type = "object" }}
+"#
+        ));
+    }
+    out
+}
+
 /// `search_tools` with `args`, which must answer without an error.
 async fn search_tools(client: &Client, args: Value) -> Value {
     let (page, err) = call(client, "search_tools", args.clone()).await;
@@ -414,44 +440,21 @@ fn a_bad_search_term_stops_check_with_its_position() {
 async fn short_forms_everyday_words_and_split_compounds_find_real_tools() {
     // The reference server over stdio, and an HTTP API declared in config
     // (search reads its catalog from the config; nothing is called).
-    let config = format!(
-        r#"{everything}
-[[connector]]
-id = "forum"
-kind = "api"
-base_url = "http://127.0.0.1:9"
-allow_private_network = true
-
-[[connector.tool]]
-name = "get_frontpage_posts"
-description = "Hot posts across all boards"
-read_only = true
-path = "/hot"
-input_schema = {{ type = "object" }}
-
-[[connector.tool]]
-name = "list_organizations"
-description = "Every group that runs boards here"
-read_only = true
-path = "/groups"
-input_schema = {{ type = "object" }}
-
-[[connector.tool]]
-name = "get_checkout"
-description = "One checkout session"
-read_only = true
-path = "/checkout"
-input_schema = {{ type = "object" }}
-
-[[connector.tool]]
-name = "get_user_info"
-description = "One user's profile"
-read_only = true
-path = "/user"
-input_schema = {{ type = "object" }}
-"#,
-        everything = everything_connector(),
-    );
+    let config = everything_connector()
+        + &api_connector(
+            "forum",
+            None,
+            &[
+                ("get_frontpage_posts", "Hot posts across all boards", true),
+                (
+                    "list_organizations",
+                    "Every group that runs boards here",
+                    true,
+                ),
+                ("get_checkout", "One checkout session", true),
+                ("get_user_info", "One user's profile", true),
+            ],
+        );
     let gw = Gateway::start(&config);
     gw.wait_catalogs().await;
     let client = connect(&gw.url()).await;
@@ -480,37 +483,16 @@ input_schema = {{ type = "object" }}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_light_verbs_object_and_a_services_own_word_say_what_is_asked() {
-    let config = r#"
-[[connector]]
-id = "shop"
-kind = "api"
-base_url = "http://127.0.0.1:9"
-allow_private_network = true
-
-[[connector.tool]]
-name = "update_customer"
-description = "Update a customer's details"
-read_only = false
-method = "PUT"
-path = "/customers"
-input_schema = { type = "object" }
-
-[[connector.tool]]
-name = "get_orders"
-description = "Orders of a customer"
-read_only = true
-path = "/orders"
-input_schema = { type = "object" }
-
-[[connector.tool]]
-name = "add_post"
-description = "Add a new post to the shop's blog"
-read_only = false
-method = "POST"
-path = "/posts"
-input_schema = { type = "object" }
-"#;
-    let gw = Gateway::start(config);
+    let config = api_connector(
+        "shop",
+        None,
+        &[
+            ("update_customer", "Update a customer's details", false),
+            ("get_orders", "Orders of a customer", true),
+            ("add_post", "Add a new post to the shop's blog", false),
+        ],
+    );
+    let gw = Gateway::start(&config);
     let client = connect(&gw.url()).await;
     // "Issue a refund" asks to refund: an update does not pay money back,
     // and reading orders changes nothing.
@@ -545,22 +527,12 @@ input_schema = { type = "object" }
 
     // With a connector serving Reddit, "subreddit" names it: the shop's
     // blog is no answer, and that connector only reads.
-    let config = format!(
-        r#"{config}
-[[connector]]
-id = "reddit"
-kind = "api"
-base_url = "http://127.0.0.1:9"
-allow_private_network = true
-
-[[connector.tool]]
-name = "get_subreddit_top_posts"
-description = "Top posts of a subreddit"
-read_only = true
-path = "/top"
-input_schema = {{ type = "object" }}
-"#
-    );
+    let config = config
+        + &api_connector(
+            "reddit",
+            None,
+            &[("get_subreddit_top_posts", "Top posts of a subreddit", true)],
+        );
     let gw = Gateway::start(&config);
     let client = connect(&gw.url()).await;
     let page = search_tools(
@@ -578,58 +550,47 @@ async fn a_query_naming_a_tool_by_its_words_or_as_written_gets_it_first() {
     // The shared development corpus's catalog shape: two tools named for
     // listing organizations, and tools whose boilerplate descriptions
     // carry every word of the queries; beside the reference server.
-    let mut tools = String::new();
-    for (name, description) in [
-        (
-            "List-Organizations",
-            "List organizations available to the caller",
-        ),
-        (
-            "List-All-Organizations",
-            "List organizations available to the caller",
-        ),
-        (
-            "business_context_0",
-            "List organizations and projects configured for business analysis",
-        ),
-        (
-            "business_context_1",
-            "List organizations and projects configured for business analysis",
-        ),
-        ("project_note_0", "Inspect one project note"),
-        ("make_call", "Make a phone call to a number"),
-        ("create_board", "Create a board"),
-        ("HassTurnOn", "Turn on a device or the lights of an area"),
-        ("HassTurnOff", "Turn off a device or the lights of an area"),
-    ] {
-        // The tools that make or change something need approval.
-        let read_only = !["make_", "create_", "Hass"]
-            .iter()
-            .any(|p| name.starts_with(p));
-        let method = if read_only { "GET" } else { "POST" };
-        tools.push_str(&format!(
-            r#"
-[[connector.tool]]
-name = "{name}"
-description = "{description}"
-read_only = {read_only}
-method = "{method}"
-path = "/{name}"
-input_schema = {{ type = "object" }}
-"#
-        ));
-    }
-    let config = format!(
-        r#"{everything}
-[[connector]]
-id = "analytics"
-kind = "api"
-description = "Product analytics projects and organizations"
-base_url = "http://127.0.0.1:9"
-allow_private_network = true
-{tools}"#,
-        everything = everything_connector(),
-    );
+    // The tools that make or change something need approval.
+    let config = everything_connector()
+        + &api_connector(
+            "analytics",
+            Some("Product analytics projects and organizations"),
+            &[
+                (
+                    "List-Organizations",
+                    "List organizations available to the caller",
+                    true,
+                ),
+                (
+                    "List-All-Organizations",
+                    "List organizations available to the caller",
+                    true,
+                ),
+                (
+                    "business_context_0",
+                    "List organizations and projects configured for business analysis",
+                    true,
+                ),
+                (
+                    "business_context_1",
+                    "List organizations and projects configured for business analysis",
+                    true,
+                ),
+                ("project_note_0", "Inspect one project note", true),
+                ("make_call", "Make a phone call to a number", false),
+                ("create_board", "Create a board", false),
+                (
+                    "HassTurnOn",
+                    "Turn on a device or the lights of an area",
+                    false,
+                ),
+                (
+                    "HassTurnOff",
+                    "Turn off a device or the lights of an area",
+                    false,
+                ),
+            ],
+        );
     let gw = Gateway::start(&config);
     gw.wait_catalogs().await;
     let client = connect(&gw.url()).await;
@@ -715,28 +676,19 @@ allow_private_network = true
 async fn a_read_verb_no_tool_here_says_asks_for_nothing() {
     // No tool of this catalog says "get": "get organizations" asks for
     // organizations.
-    let config = r#"
-[[connector]]
-id = "orgs"
-kind = "api"
-base_url = "http://127.0.0.1:9"
-allow_private_network = true
-
-[[connector.tool]]
-name = "list_organizations"
-description = "Every organization the caller belongs to"
-read_only = true
-path = "/organizations"
-input_schema = { type = "object" }
-
-[[connector.tool]]
-name = "list_projects"
-description = "Every project of one organization"
-read_only = true
-path = "/projects"
-input_schema = { type = "object" }
-"#;
-    let gw = Gateway::start(config);
+    let config = api_connector(
+        "orgs",
+        None,
+        &[
+            (
+                "list_organizations",
+                "Every organization the caller belongs to",
+                true,
+            ),
+            ("list_projects", "Every project of one organization", true),
+        ],
+    );
+    let gw = Gateway::start(&config);
     let client = connect(&gw.url()).await;
     let page = search_tools(&client, json!({"query": "get organizations"})).await;
     assert_eq!(
