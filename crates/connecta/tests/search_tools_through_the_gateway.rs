@@ -696,3 +696,67 @@ async fn a_read_verb_no_tool_here_says_asks_for_nothing() {
         "{page}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_name_saying_no_kind_of_change_makes_no_particular_change() {
+    let config = api_connector(
+        "hosting",
+        None,
+        &[
+            (
+                "maintenance_on",
+                "Enable maintenance mode for an app: visitors see a notice",
+                false,
+            ),
+            (
+                "update_app",
+                "Update an app's maintenance settings, name or region",
+                false,
+            ),
+            ("list_apps", "List the apps of the account", true),
+        ],
+    ) + &api_connector(
+        "wms",
+        None,
+        &[
+            (
+                "wms_transfer_stock",
+                "Move the stock of a bin location to another bin",
+                false,
+            ),
+            (
+                "wms_adjust_stock",
+                "Adjust the counted stock of a bin location",
+                false,
+            ),
+        ],
+    );
+    let gw = Gateway::start(&config);
+    let client = connect(&gw.url()).await;
+    let search = |query: &'static str| {
+        let client = &client;
+        async move { search_tools(client, json!({ "query": query })).await }
+    };
+
+    // `maintenance_on` says no verb: it deletes nothing. An update may.
+    let page = search("delete the app maintenance mode").await;
+    assert_eq!(names(&page), ["hosting.update_app"], "{page}");
+    // Asked what its description says it does, it is an answer.
+    let found = names(&search("enable maintenance for the app").await);
+    assert!(
+        found.contains(&"hosting.maintenance_on".to_owned()),
+        "{found:?}"
+    );
+
+    // `wms_` is a namespace: `wms_transfer_stock` moves, and
+    // `wms_adjust_stock` says no kind. Neither deletes.
+    let page = search("delete the stock of a bin location").await;
+    assert_eq!(page["matchMode"], "none", "{page}");
+    let hint = page["hint"].as_str().expect("a hint");
+    assert!(hint.contains("another kind of change"), "{hint}");
+    let page = search("move stock to another bin").await;
+    assert_eq!(
+        page["tools"][0]["address"], "wms.wms_transfer_stock",
+        "{page}"
+    );
+}

@@ -31,10 +31,10 @@ use std::sync::{Arc, OnceLock};
 use crate::catalog::{Catalog, ToolDef};
 use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
-use super::operation::{Change, Op, first_word_change, name_verb};
+use super::operation::{Change, Op, first_word_change, name_kind, name_verb};
 use super::tokenize::{
-    Compounds, Scratch, for_each_word, is_stopword, name_synonyms, prose_synonyms, terms,
-    word_terms,
+    Compounds, Scratch, first_name_word, for_each_word, is_stopword, name_synonyms, name_words,
+    prose_synonyms, terms, word_terms,
 };
 use super::vocab::{IdMap, VocabBuilder, seq_hash, shared_find, term_hash};
 
@@ -70,6 +70,27 @@ pub(crate) const OPTIONAL_NAME_VERBS: &[&str] =
 /// A name's operation is its first known verb among this many leading
 /// terms (`asana_create_task`, `wp_add_post`, `wit_get_work_item`).
 const NAME_VERB_SPAN: u8 = 3;
+
+/// Words that open a catalog's names as a namespace, not as a verb: the
+/// connector id's words (`wms_transfer_stock` in `wms`), and a word that
+/// is no verb and opens half the names of a catalog of three or more
+/// (`hass` in `HassTurnOn`, `HassTurnOff`, …).
+fn namespace_prefixes(catalog: &Catalog, n: usize) -> Vec<String> {
+    let mut prefixes = name_words(&catalog.connector);
+    let mut firsts: HashMap<String, usize> = HashMap::new();
+    for tool in catalog.tools().iter().take(n) {
+        if let Some(w) = first_name_word(&tool.name) {
+            *firsts.entry(w).or_default() += 1;
+        }
+    }
+    for (w, count) in firsts {
+        let verb = name_verb(&w) != (Op::Unknown, None) || first_word_change(&w).is_some();
+        if n >= 3 && count * 2 >= n && !verb && !prefixes.contains(&w) {
+            prefixes.push(w);
+        }
+    }
+    prefixes
+}
 
 /// Tools per index are bounded by the posting encoding (28 bits of id).
 pub const MAX_TOOLS_PER_INDEX: usize = 1 << (32 - FIELD_BITS);
@@ -678,6 +699,7 @@ impl Builder {
         let mut tool_info = Vec::with_capacity(n);
         let mut ops = Vec::with_capacity(n);
         let mut changes = Vec::with_capacity(n);
+        let prefixes = namespace_prefixes(&catalog, n);
         for (i, tool) in catalog.tools().iter().take(n).enumerate() {
             let i = i as u32;
             self.name_op = (Op::Unknown, 0);
@@ -689,7 +711,20 @@ impl Builder {
                 self.name_op.0
             };
             ops.push(op);
-            changes.push(self.name_change.filter(|_| op != Op::Read));
+            // A tool that only reads makes no change.
+            let change = (op != Op::Read)
+                .then(|| {
+                    self.name_change.or_else(|| {
+                        let words = name_words(&tool.name);
+                        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                        let prefix = words
+                            .first()
+                            .is_some_and(|w| prefixes.iter().any(|p| p == w));
+                        name_kind(&words, prefix)
+                    })
+                })
+                .flatten();
+            changes.push(change);
             self.name_offsets.push(self.name_terms.len() as u32);
             let titles = tool.title.iter().chain(tool.annotations.title.iter());
             for title in titles {
@@ -994,6 +1029,37 @@ mod tests {
         // Nor does an inflected word decide the operation.
         let deleted = idx.tool_id("deleted_items").expect("a tool");
         assert_eq!(idx.op(deleted), Op::Unknown);
+    }
+
+    #[test]
+    fn a_namespace_opening_most_names_leaves_the_verb_after_it_first() {
+        let names = [
+            "HassTurnOn",
+            "HassTurnOff",
+            "HassLightSet",
+            "maintenance_on",
+        ];
+        let tools: Vec<ToolDef> = names.iter().map(|n| tool(n, "")).collect();
+        let idx = CatalogIndex::build(Arc::new(Catalog::new("home", tools)));
+        let kinds: Vec<Option<Change>> = (0..idx.len() as u32).map(|t| idx.change(t)).collect();
+        assert_eq!(
+            kinds,
+            [
+                Some(Change::Start),
+                Some(Change::Stop),
+                Some(Change::Any),
+                None
+            ]
+        );
+        // The connector's id is a namespace in its own names.
+        let tools = vec![tool("wms_transfer_stock", ""), tool("wms_count", "")];
+        let idx = CatalogIndex::build(Arc::new(Catalog::new("wms", tools)));
+        assert_eq!(idx.change(0), Some(Change::Move));
+        // Elsewhere, opening one name of two, it is a name's first word,
+        // and the verb after it says nothing.
+        let tools = vec![tool("wms_transfer_stock", ""), tool("count", "")];
+        let idx = CatalogIndex::build(Arc::new(Catalog::new("stock", tools)));
+        assert_eq!(idx.change(0), None);
     }
 
     #[test]

@@ -15,13 +15,20 @@
 //! incident" have none. A tool has one when it is read-only (after the
 //! operator's overrides), or when its name leads with a known verb;
 //! `maintenance_on` or `run_query` without annotations have none, and are
-//! never dropped.
+//! never dropped as readers or writers.
 //!
 //! A change has a kind ([`Change`]): a query whose every clause opens with
 //! a verb of a particular kind ("delete the app", "merge the tickets") is
 //! not answered by a tool whose name leads with a verb of another kind
 //! (`create_app`, `create_ticket`), unless that name carries the query's
-//! verb. General verbs (`update`, `set`, `run`) are of any kind.
+//! verb. General verbs (`update`, `set`, `run`) are of any kind. A name's
+//! verb may follow a namespace (`wms_transfer_stock`) or be a phrase
+//! (`turn_off_light`): [`name_kind`]. A tool that may change something
+//! but whose name says no kind at all (`maintenance_on`) does not answer
+//! a query asking for a particular kind either, unless its words carry
+//! the query's verb ("enable maintenance" finds it when its description
+//! says "enable"); a query asking for any change ("update…") may have
+//! it.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -338,6 +345,7 @@ const CHANGES: &[(Change, &[&str])] = &[
             "post",
             "submit",
             "send",
+            "produce",
             "publish",
             "notify",
             "remind",
@@ -455,7 +463,7 @@ const CHANGES: &[(Change, &[&str])] = &[
         Change::Approve,
         &["approve", "accept", "confirm", "authorize"],
     ),
-    (Change::Reject, &["reject", "decline", "deny"]),
+    (Change::Reject, &["reject", "decline", "deny", "disqualify"]),
     (Change::Export, &["download", "export"]),
 ];
 
@@ -632,6 +640,8 @@ const FIRST_WORD_VERBS: &[&str] = &[
     "combine",
     "transfer",
     "relocate",
+    "produce",
+    "disqualify",
     "update",
     "upsert",
     "manage",
@@ -646,6 +656,37 @@ pub(crate) fn first_word_change(word: &str) -> Option<Change> {
     } else {
         None
     }
+}
+
+/// The kind of change a name makes when its leading verb decided none,
+/// from its words (lowercase, as written) after a namespace `prefix` word
+/// (`wms_transfer_stock`, `HassTurnOff`): a phrasal verb opening them or
+/// after their first (`turn_off_light`: `disable`), a verb of
+/// [`FIRST_WORD_VERBS`] opening them (`disqualify_candidate`), or a verb
+/// of any kind anywhere (`salesforce_manage_field`,
+/// `storage_blob_batch_set_tier`).
+pub(crate) fn name_kind(words: &[&str], prefix: bool) -> Option<Change> {
+    let words = if prefix && words.len() > 1 {
+        &words[1..]
+    } else {
+        words
+    };
+    // A phrasal verb may follow a first word that is no namespace of the
+    // catalog (`HassTurnOff` among tools of other names).
+    let simple: Vec<Option<&str>> = words.iter().map(|w| Some(*w)).collect();
+    for start in 0..simple.len().min(2) {
+        if let Some(&c) =
+            query_phrase(&simple[start..]).and_then(|(_, to)| tables().query_change.get(to))
+        {
+            return Some(c);
+        }
+    }
+    if let Some(c) = words.first().and_then(|w| first_word_change(w)) {
+        return Some(c);
+    }
+    words
+        .iter()
+        .find_map(|w| name_verb(w).1.filter(|&c| c == Change::Any))
 }
 
 /// What a query asks: its operation and, when it asks to change and every
@@ -1100,6 +1141,38 @@ mod tests {
         assert_eq!(first_word_change("comment"), None);
         // Not the plural noun.
         assert_eq!(first_word_change("posts"), None);
+    }
+
+    #[test]
+    fn a_name_may_say_its_kind_after_a_namespace_in_a_phrase_or_by_a_general_verb() {
+        // After a namespace word, not before it.
+        assert_eq!(
+            name_kind(&["wms", "transfer", "stock"], true),
+            Some(Change::Move)
+        );
+        assert_eq!(name_kind(&["wms", "transfer", "stock"], false), None);
+        // A phrasal verb, alone or after a namespace.
+        assert_eq!(
+            name_kind(&["turn", "off", "light"], false),
+            Some(Change::Stop)
+        );
+        assert_eq!(
+            name_kind(&["hass", "turn", "on"], true),
+            Some(Change::Start)
+        );
+        // A verb of any kind, anywhere.
+        assert_eq!(
+            name_kind(&["storage", "blob", "batch", "set", "tier"], false),
+            Some(Change::Any)
+        );
+        assert_eq!(
+            name_kind(&["disqualify", "candidate"], false),
+            Some(Change::Reject)
+        );
+        // No verb this module knows: no kind.
+        assert_eq!(name_kind(&["maintenance", "on"], false), None);
+        assert_eq!(name_kind(&["withdraw", "student"], false), None);
+        assert_eq!(name_kind(&["log", "entries"], false), None);
     }
 
     #[test]

@@ -384,6 +384,36 @@ const STOP_TABLE: [u128; 1 << STOP_BITS] = {
     table
 };
 
+/// The words of a name as written, lowercased, split at punctuation and
+/// case changes (`HassTurnOff` → `hass`, `turn`, `off`).
+pub(crate) fn name_words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cuts = Vec::new();
+    for_each_word(name, |w| {
+        split_case(w, &mut cuts);
+        let mut start = 0;
+        for &c in cuts.iter().chain(std::iter::once(&w.len())) {
+            out.push(w[start..c].to_lowercase());
+            start = c;
+        }
+    });
+    out
+}
+
+/// The first of [`name_words`], without splitting the rest.
+pub(crate) fn first_name_word(name: &str) -> Option<String> {
+    let mut first = None;
+    let mut cuts = Vec::new();
+    for_each_word(name, |w| {
+        if first.is_none() {
+            split_case(w, &mut cuts);
+            let end = cuts.first().copied().unwrap_or(w.len());
+            first = Some(w[..end].to_lowercase());
+        }
+    });
+    first
+}
+
 /// The case-split cut points of `word` (byte offsets where a new part
 /// starts): `getHTTPResponse` → `get`, `HTTP`, `Response`; `listPRs` →
 /// `list`, `PRs`; `getV2Users` → `get`, `V2`, `Users`.
@@ -929,6 +959,23 @@ mod tests {
         let mut out = Vec::new();
         for_each_term(q, |t, s| out.push((t.to_owned(), term_kind(t, s))));
         out
+    }
+
+    #[test]
+    fn a_names_words_are_split_at_punctuation_and_case_as_written() {
+        assert_eq!(name_words("HassTurnOff"), ["hass", "turn", "off"]);
+        assert_eq!(
+            name_words("wms_transfer_stock"),
+            ["wms", "transfer", "stock"]
+        );
+        assert_eq!(
+            name_words("List-All-Organizations"),
+            ["list", "all", "organizations"]
+        );
+        assert_eq!(name_words("users.list"), ["users", "list"]);
+        assert_eq!(first_name_word("getHTTPResponse").as_deref(), Some("get"));
+        assert_eq!(first_name_word("PRs_open").as_deref(), Some("prs"));
+        assert_eq!(first_name_word("").as_deref(), None);
     }
 
     #[test]

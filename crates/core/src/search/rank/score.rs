@@ -56,15 +56,25 @@ pub(super) struct Query<'a> {
 }
 
 impl Query<'_> {
-    /// A tool making change `tool`, matching the query's terms `mask`,
+    /// A tool making change `tool` (`None`: its name says no kind), whose
+    /// name carries the query's terms `own` and whose words carry `mask`,
     /// makes another change than every one the query asks for, and its
-    /// words do not carry the query's verb.
-    fn other_change(&self, tool: Option<Change>, mask: u32) -> bool {
+    /// words do not carry the query's verb. A name saying no kind of
+    /// change (`maintenance_on`, `Withdraw-Student`) does not answer a
+    /// query asking for a particular one ("delete the app") unless its
+    /// words carry the verb; a query asking for any change ("update the
+    /// record") may be answered by it.
+    fn other_change(&self, tool: Option<Change>, own: u32, mask: u32) -> bool {
+        if self.changes.is_empty() {
+            return false;
+        }
         match tool {
-            Some(tool) if !self.changes.is_empty() => {
-                mask & self.verb_mask == 0 && !self.changes.iter().any(|(c, _)| c.admits(tool))
+            Some(tool) => {
+                own & self.verb_mask == 0 && !self.changes.iter().any(|(c, _)| c.admits(tool))
             }
-            _ => false,
+            None => {
+                mask & self.verb_mask == 0 && self.changes.iter().all(|(c, _)| *c != Change::Any)
+            }
         }
     }
 
@@ -716,7 +726,7 @@ impl Scratch {
                 }
                 continue;
             }
-            if q.other_change(ix.change(tool), a.own) {
+            if ix.op(tool) != Op::Read && q.other_change(ix.change(tool), a.own, a.mask) {
                 // Counted, like an answer, with the connector's words. It
                 // still sets the bar for the others: it does the same sort
                 // of thing to the same objects, so the words fit it as

@@ -585,14 +585,15 @@ fn the_tools_left_out_still_set_the_relevance_bar() {
             "Create a staging app with dynos.",
             false,
         ),
-        unannotated("preferences", "Staging app and dynos preferences."),
+        unannotated("update_preferences", "Staging app and dynos preferences."),
         tool("list_regions", "List the regions.", true),
     ];
     let idx = CatalogIndex::build(Arc::new(Catalog::new("hosting", tools)));
     let refs = [&idx];
-    // Nothing here deletes anything. The preferences match three of the
-    // words, in their description only: far below the creating tool's
-    // evidence, they do not become the answer because it was left out.
+    // Nothing here deletes anything. The preferences (an update may make
+    // any change) match three of the words, in their description only:
+    // far below the creating tool's evidence, they do not become the
+    // answer because it was left out.
     let r = rank_all(&refs, "delete the staging app dynos");
     assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
     assert_eq!(r.other_change, 1);
@@ -600,7 +601,7 @@ fn the_tools_left_out_still_set_the_relevance_bar() {
     let r = rank_all(&refs, "staging app dynos preferences");
     assert_eq!(
         r.hits.first().map(|h| tool_name(&refs, h)),
-        Some("preferences")
+        Some("update_preferences")
     );
 }
 
@@ -615,6 +616,39 @@ fn a_name_carrying_the_querys_verb_is_kept_whatever_its_leading_verb() {
     // A description that mentions the verb does not keep a tool named for
     // another change.
     assert!(!names.contains(&"create_backup".to_owned()), "{names:?}");
+}
+
+#[test]
+fn a_name_saying_no_change_answers_no_particular_one_unless_its_words_carry_it() {
+    let tools = vec![
+        unannotated(
+            "maintenance_on",
+            "Enable maintenance mode for an app: visitors see a notice.",
+        ),
+        unannotated(
+            "update_app",
+            "Update an app's maintenance settings, name or region.",
+        ),
+        tool("list_apps", "List the apps of the account.", true),
+    ];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("hosting", tools)));
+    let refs = [&idx];
+    // Its name says no verb: it deletes nothing, whatever words it shares.
+    let r = rank_all(&refs, "delete the app maintenance mode");
+    let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+    assert_eq!(names, ["update_app"]);
+    assert_eq!(r.other_change, 1);
+    let found = |query| {
+        let r = rank_all(&refs, query);
+        r.hits
+            .iter()
+            .map(|h| tool_name(&refs, h))
+            .collect::<Vec<_>>()
+    };
+    // Asked for any change, it may be the one.
+    assert!(found("change the app maintenance mode").contains(&"maintenance_on"));
+    // Its description carries the asked verb.
+    assert!(found("enable maintenance for the app").contains(&"maintenance_on"));
 }
 
 #[test]
