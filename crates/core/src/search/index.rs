@@ -33,8 +33,8 @@ use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
 use super::operation::{Change, Op, first_word_change, name_kind, name_verb};
 use super::tokenize::{
-    Compounds, Scratch, first_name_word, for_each_word, is_stopword, name_synonyms, name_words,
-    prose_synonyms, terms, word_terms,
+    Compounds, NameWords, Scratch, first_name_word, for_each_word, is_stopword, name_synonyms,
+    name_words, prose_synonyms, terms, word_terms,
 };
 use super::vocab::{IdMap, VocabBuilder, seq_hash, shared_find, term_hash};
 
@@ -73,23 +73,63 @@ const NAME_VERB_SPAN: u8 = 3;
 
 /// Words that open a catalog's names as a namespace, not as a verb: the
 /// connector id's words (`wms_transfer_stock` in `wms`), and a word that
-/// is no verb and opens half the names of a catalog of three or more
-/// (`hass` in `HassTurnOn`, `HassTurnOff`, …).
+/// is no verb and opens more than half the names of a catalog of three or
+/// more (`hass` in `HassTurnOn`, `HassTurnOff`, …).
 fn namespace_prefixes(catalog: &Catalog, n: usize) -> Vec<String> {
     let mut prefixes = name_words(&catalog.connector);
-    let mut firsts: HashMap<String, usize> = HashMap::new();
-    for tool in catalog.tools().iter().take(n) {
-        if let Some(w) = first_name_word(&tool.name) {
-            *firsts.entry(w).or_default() += 1;
-        }
+    if n < 3 {
+        return prefixes;
     }
-    for (w, count) in firsts {
-        let verb = name_verb(&w) != (Op::Unknown, None) || first_word_change(&w).is_some();
-        if n >= 3 && count * 2 >= n && !verb && !prefixes.contains(&w) {
-            prefixes.push(w);
+    let tools = &catalog.tools()[..n];
+    // The only word that can open more than half the names is the one a
+    // majority vote leaves standing; then it is counted.
+    let (mut candidate, mut votes) = (None, 0usize);
+    for tool in tools {
+        let first = first_name_word(&tool.name);
+        if votes == 0 {
+            candidate = first;
         }
+        votes = if first == candidate {
+            votes + 1
+        } else {
+            votes - 1
+        };
+    }
+    let Some(word) = candidate else {
+        return prefixes;
+    };
+    let count = tools
+        .iter()
+        .filter(|t| first_name_word(&t.name) == Some(word))
+        .count();
+    let word = word.to_lowercase();
+    let verb = name_verb(&word) != (Op::Unknown, None) || first_word_change(&word).is_some();
+    if count * 2 > n && !verb && !prefixes.contains(&word) {
+        prefixes.push(word);
     }
     prefixes
+}
+
+/// The kinds of change of the tools `unkinded` (that may change something
+/// and whose leading verb said none), read from their names' words after
+/// the catalog's namespaces ([`name_kind`]).
+#[inline(never)]
+fn kinds_after_namespaces(
+    catalog: &Catalog,
+    n: usize,
+    unkinded: &[u32],
+    changes: &mut [Option<Change>],
+) {
+    let prefixes = namespace_prefixes(catalog, n);
+    let mut read = NameWords::default();
+    for &i in unkinded {
+        read.read(&catalog.tools()[i as usize].name);
+        let words: Vec<&str> = read.iter().collect();
+        let prefix = words
+            .first()
+            .is_some_and(|w| prefixes.iter().any(|p| p == w));
+        changes[i as usize] = name_kind(&words, prefix);
+    }
 }
 
 /// Tools per index are bounded by the posting encoding (28 bits of id).
@@ -699,7 +739,10 @@ impl Builder {
         let mut tool_info = Vec::with_capacity(n);
         let mut ops = Vec::with_capacity(n);
         let mut changes = Vec::with_capacity(n);
-        let prefixes = namespace_prefixes(&catalog, n);
+        // Tools that may change something and whose leading verb said no
+        // kind: their names are read again once the catalog's namespaces
+        // are known (most catalogs have none to read).
+        let mut unkinded: Vec<u32> = Vec::new();
         for (i, tool) in catalog.tools().iter().take(n).enumerate() {
             let i = i as u32;
             self.name_op = (Op::Unknown, 0);
@@ -712,18 +755,10 @@ impl Builder {
             };
             ops.push(op);
             // A tool that only reads makes no change.
-            let change = (op != Op::Read)
-                .then(|| {
-                    self.name_change.or_else(|| {
-                        let words = name_words(&tool.name);
-                        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-                        let prefix = words
-                            .first()
-                            .is_some_and(|w| prefixes.iter().any(|p| p == w));
-                        name_kind(&words, prefix)
-                    })
-                })
-                .flatten();
+            let change = self.name_change.filter(|_| op != Op::Read);
+            if op != Op::Read && change.is_none() {
+                unkinded.push(i);
+            }
             changes.push(change);
             self.name_offsets.push(self.name_terms.len() as u32);
             let titles = tool.title.iter().chain(tool.annotations.title.iter());
@@ -732,6 +767,9 @@ impl Builder {
             }
             self.field(i, tool.description(), Compounds::Joined, F_DESC);
             tool_info.push(if tool.read_only() { READ_ONLY } else { 0 });
+        }
+        if !unkinded.is_empty() {
+            kinds_after_namespaces(&catalog, n, &unkinded, &mut changes);
         }
         let mut connector_terms = Vec::new();
         let mut scratch = std::mem::take(&mut self.scratch);

@@ -33,7 +33,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::tokenize::{for_each_word_with_gap, is_stopword, query_phrase, stem};
+use super::tokenize::{for_each_word_with_gap, is_stopword, phrase_opening, query_phrase, stem};
 
 /// What a query asks, or what a tool does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -673,10 +673,9 @@ pub(crate) fn name_kind(words: &[&str], prefix: bool) -> Option<Change> {
     };
     // A phrasal verb may follow a first word that is no namespace of the
     // catalog (`HassTurnOff` among tools of other names).
-    let simple: Vec<Option<&str>> = words.iter().map(|w| Some(*w)).collect();
-    for start in 0..simple.len().min(2) {
+    for start in 0..words.len().min(2) {
         if let Some(&c) =
-            query_phrase(&simple[start..]).and_then(|(_, to)| tables().query_change.get(to))
+            phrase_opening(&words[start..]).and_then(|to| tables().query_change.get(to))
         {
             return Some(c);
         }

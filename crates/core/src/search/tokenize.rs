@@ -387,28 +387,59 @@ const STOP_TABLE: [u128; 1 << STOP_BITS] = {
 /// The words of a name as written, lowercased, split at punctuation and
 /// case changes (`HassTurnOff` → `hass`, `turn`, `off`).
 pub(crate) fn name_words(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cuts = Vec::new();
-    for_each_word(name, |w| {
-        split_case(w, &mut cuts);
-        let mut start = 0;
-        for &c in cuts.iter().chain(std::iter::once(&w.len())) {
-            out.push(w[start..c].to_lowercase());
-            start = c;
-        }
-    });
-    out
+    let mut words = NameWords::default();
+    words.read(name);
+    words.iter().map(str::to_owned).collect()
 }
 
-/// The first of [`name_words`], without splitting the rest.
-pub(crate) fn first_name_word(name: &str) -> Option<String> {
+/// [`name_words`] into buffers kept from one name to the next.
+#[derive(Debug, Default)]
+pub(crate) struct NameWords {
+    text: String,
+    ranges: Vec<(usize, usize)>,
+    cuts: Vec<usize>,
+}
+
+impl NameWords {
+    /// Read `name`'s words, replacing the last name's.
+    pub(crate) fn read(&mut self, name: &str) {
+        let NameWords { text, ranges, cuts } = self;
+        text.clear();
+        ranges.clear();
+        for_each_word(name, |w| {
+            split_case(w, cuts);
+            let mut start = 0;
+            for &c in cuts.iter().chain(std::iter::once(&w.len())) {
+                let from = text.len();
+                text.extend(w[start..c].chars().flat_map(char::to_lowercase));
+                ranges.push((from, text.len()));
+                start = c;
+            }
+        });
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &str> {
+        self.ranges.iter().map(|&(a, b)| &self.text[a..b])
+    }
+}
+
+/// The phrase of [`QUERY_PHRASES`] that opens `words` (lowercased), as the
+/// word it folds to.
+pub(crate) fn phrase_opening(words: &[&str]) -> Option<&'static str> {
+    QUERY_PHRASES.iter().find_map(|&(phrase, to)| {
+        (words.len() >= phrase.len() && phrase.iter().zip(words).all(|(p, w)| p == w)).then_some(to)
+    })
+}
+
+/// The first of [`name_words`], as written (not lowercased), without
+/// splitting the rest.
+pub(crate) fn first_name_word(name: &str) -> Option<&str> {
     let mut first = None;
     let mut cuts = Vec::new();
-    for_each_word(name, |w| {
+    for_each_word_with_gap(name, |w, _| {
         if first.is_none() {
             split_case(w, &mut cuts);
-            let end = cuts.first().copied().unwrap_or(w.len());
-            first = Some(w[..end].to_lowercase());
+            first = Some(&w[..cuts.first().copied().unwrap_or(w.len())]);
         }
     });
     first
@@ -973,9 +1004,9 @@ mod tests {
             ["list", "all", "organizations"]
         );
         assert_eq!(name_words("users.list"), ["users", "list"]);
-        assert_eq!(first_name_word("getHTTPResponse").as_deref(), Some("get"));
-        assert_eq!(first_name_word("PRs_open").as_deref(), Some("prs"));
-        assert_eq!(first_name_word("").as_deref(), None);
+        assert_eq!(first_name_word("getHTTPResponse"), Some("get"));
+        assert_eq!(first_name_word("PRs_open"), Some("PRs"));
+        assert_eq!(first_name_word(""), None);
     }
 
     #[test]
