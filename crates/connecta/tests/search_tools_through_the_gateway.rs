@@ -760,3 +760,41 @@ async fn a_name_saying_no_kind_of_change_makes_no_particular_change() {
         "{page}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_carrying_every_word_leaves_out_names_that_carry_less() {
+    let config = api_connector(
+        "code",
+        None,
+        &[
+            (
+                "get_pull_request_reviews",
+                "List the reviews of a pull request",
+                true,
+            ),
+            (
+                "get_pull_request_files",
+                "Get the files changed in a pull request",
+                true,
+            ),
+            ("push_files", "Push changed files to a branch", false),
+            ("get_file_contents", "Get the contents of files", true),
+            (
+                "list_commits",
+                "List commits and the files they changed",
+                true,
+            ),
+        ],
+    );
+    let gw = Gateway::start(&config);
+    let client = connect(&gw.url()).await;
+    let page = search_tools(&client, json!({"query": "pull request changed files"})).await;
+    assert_eq!(names(&page), ["code.get_pull_request_files"], "{page}");
+    // Asked in two parts, the reviews may answer one of them.
+    let query = "the pull request, and its changed files";
+    let found = names(&search_tools(&client, json!({ "query": query })).await);
+    assert!(
+        found.contains(&"code.get_pull_request_reviews".to_owned()),
+        "{found:?}"
+    );
+}

@@ -235,6 +235,16 @@ const OBJECT_OPENERS: &[&str] = &[
 /// Words between clauses: each clause needs its own leading verb.
 const CONJUNCTIONS: &[&str] = &["and", "then", "also", "plus", "or", "after", "before"];
 
+/// A query of more than one clause or item: a conjunction joins its words,
+/// or punctuation lists them ("contacts, companies").
+pub(crate) fn has_several_parts(query: &str) -> bool {
+    let mut several = query.contains([',', ';', '&']);
+    for_each_word_with_gap(query, |w, _| {
+        several |= CONJUNCTIONS.iter().any(|c| w.eq_ignore_ascii_case(c));
+    });
+    several
+}
+
 /// The kind of change a verb makes. A query that asks for one kind is
 /// not answered by a tool whose name leads with a verb of another ("delete
 /// the app" by `create_app`, "merge the tickets" by `create_ticket`),
@@ -1172,6 +1182,16 @@ mod tests {
         assert_eq!(name_kind(&["maintenance", "on"], false), None);
         assert_eq!(name_kind(&["withdraw", "student"], false), None);
         assert_eq!(name_kind(&["log", "entries"], false), None);
+    }
+
+    #[test]
+    fn a_conjunction_or_a_list_makes_a_query_of_several_parts() {
+        assert!(has_several_parts("hubspot contact and company records"));
+        assert!(has_several_parts("list objects, then download one"));
+        assert!(has_several_parts("zones; dns records"));
+        assert!(!has_several_parts("git staged changes diff"));
+        // Whole words only.
+        assert!(!has_several_parts("brand new handoff"));
     }
 
     #[test]

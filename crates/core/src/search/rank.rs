@@ -50,7 +50,7 @@ use std::cmp::Ordering;
 use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, F_SYN, OPTIONAL_NAME_VERBS};
-use super::operation::{Op, query_intent};
+use super::operation::{Op, has_several_parts, query_intent};
 use super::services::{Mention, missing_services, service_mentions};
 use super::tokenize::{
     TermKind, for_each_term, is_stopword, phrases_for, query_phrase, query_words, stem, term_kind,
@@ -608,6 +608,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         missing_services(&services, |word| known_term(indexes, word))
     };
     let query = Query {
+        several_parts: has_several_parts(q.query),
         raw_distinct: &raw_distinct,
         distinct_scored: &distinct_scored,
         articles: &articles,

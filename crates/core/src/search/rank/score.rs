@@ -44,6 +44,9 @@ pub(super) struct Query<'a> {
     /// Services the query names that no catalog here knows: an answer
     /// must then cover half its weight by itself.
     pub missing: &'a [String],
+    /// A conjunction or a list joins the query's words: it may ask for
+    /// several things.
+    pub several_parts: bool,
     /// The caller chose the connector.
     pub scoped: bool,
     /// The kinds of change the query's verbs ask for (empty: none in
@@ -517,6 +520,9 @@ pub(super) struct Scratch {
     // The answer so far: complete matches, then what survives the cut.
     total: usize,
     all_terms: bool,
+    /// The largest share of the query's weight that the name of a match
+    /// carrying every scored term carries (`-1`: there is none).
+    best_all_own: f32,
     union_mask: u32,
     union_own: u32,
     /// Candidates with a complete name of two words or more (spelled
@@ -623,6 +629,7 @@ impl Scratch {
         self.pending.clear();
         self.total = 0;
         self.all_terms = false;
+        self.best_all_own = -1.0;
         self.union_mask = 0;
         self.union_own = 0;
         self.complete_names.clear();
@@ -782,6 +789,9 @@ impl Scratch {
                 }
                 if m.cand.tier == 1 {
                     self.union_own |= a.own;
+                    if m.cand.all_terms {
+                        self.best_all_own = self.best_all_own.max(coverage(a.own, q));
+                    }
                     self.total += 1;
                     self.top
                         .push_key(m.order, source as u32, tool, m.cand.score);
@@ -816,6 +826,9 @@ impl Scratch {
             }
             if c.tier == 1 {
                 self.union_own |= c.own;
+                if c.all_terms {
+                    self.best_all_own = self.best_all_own.max(coverage(c.own, q));
+                }
                 self.accept(&c);
             } else {
                 self.pending.push(c);
@@ -951,7 +964,20 @@ impl Scratch {
         }
         self.rest.clear();
         let pending = std::mem::take(&mut self.pending);
-        for c in &pending {
+        // A tool carrying every word of a query that asks for one thing
+        // answers it: a partial match beside it only shares some of its
+        // words ("git staged changes diff" is `git_diff_staged`, not also
+        // `git_diff_unstaged`), unless the partial match's name carries
+        // more of the query ("list organizations" in `List-Organizations`
+        // beside tools whose descriptions list organizations and
+        // projects). A query of several parts keeps them all, as each may
+        // answer one ("hubspot contact and company records").
+        let answered = if q.several_parts {
+            -1.0
+        } else {
+            self.best_all_own
+        };
+        for c in pending.iter().filter(|c| coverage(c.own, q) > answered) {
             if c.base >= KEEP_RATIO * best_base && c.coverage >= KEEP_COVERAGE {
                 self.union_own |= c.own;
                 self.accept(c);

@@ -652,6 +652,49 @@ fn a_name_saying_no_change_answers_no_particular_one_unless_its_words_carry_it()
 }
 
 #[test]
+fn a_match_carrying_every_word_leaves_out_partial_names_that_carry_less() {
+    let mut tools = vec![
+        tool(
+            "get_pull_request_reviews",
+            "List the reviews of a pull request.",
+            true,
+        ),
+        tool(
+            "get_pull_request_files",
+            "Get the files changed in a pull request.",
+            true,
+        ),
+        tool("push_files", "Push changed files to a branch.", false),
+        tool("get_file_contents", "Get the contents of files.", true),
+        tool(
+            "list_commits",
+            "List commits and the files they changed.",
+            true,
+        ),
+    ];
+    assert_eq!(
+        run_on(tools.clone(), "pull request changed files"),
+        ["get_pull_request_files"]
+    );
+    // A query of several parts keeps the partial matches: each may answer
+    // one part.
+    let names = run_on(tools.clone(), "the pull request, and its changed files");
+    assert!(
+        names.contains(&"get_pull_request_reviews".to_owned()),
+        "{names:?}"
+    );
+    // A partial match whose name carries more of the query than the
+    // complete match's name stays: the complete one has the words only in
+    // its description.
+    tools[1] = tool("audit_context", "Pull request files that changed.", true);
+    let names = run_on(tools, "pull request changed files");
+    assert!(
+        names.contains(&"get_pull_request_reviews".to_owned()),
+        "{names:?}"
+    );
+}
+
+#[test]
 fn joining_records_or_paying_back_is_not_an_update() {
     let tools = vec![
         tool("create_ticket", "Create a support ticket.", false),
