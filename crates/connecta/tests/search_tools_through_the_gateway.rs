@@ -798,3 +798,21 @@ async fn a_tool_carrying_every_word_leaves_out_names_that_carry_less() {
         "{found:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_version_marker_is_no_word_a_query_must_say() {
+    let config = api_connector(
+        "s3",
+        None,
+        &[
+            ("list_buckets", "List the buckets", true),
+            ("list_objects_v2", "List the objects of a bucket", true),
+            ("get_object", "Download an object", true),
+        ],
+    );
+    let gw = Gateway::start(&config);
+    let client = connect(&gw.url()).await;
+    let query = "list objects in a bucket then download an object";
+    let page = search_tools(&client, json!({ "query": query })).await;
+    assert_eq!(page["tools"][0]["address"], "s3.list_objects_v2", "{page}");
+}

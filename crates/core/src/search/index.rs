@@ -67,6 +67,13 @@ pub(crate) const NEED_MAX: u8 = 0x7f;
 pub(crate) const OPTIONAL_NAME_VERBS: &[&str] =
     &["get", "list", "fetch", "read", "retriev", "view", "describ"];
 
+/// A version marker (`v2` in `list_objects_v2`): a query may leave it out
+/// of a name, as it may a read verb.
+fn is_version(term: &str) -> bool {
+    term.strip_prefix('v')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// A name's operation is its first known verb among this many leading
 /// terms (`asana_create_task`, `wp_add_post`, `wit_get_work_item`).
 const NAME_VERB_SPAN: u8 = 3;
@@ -520,7 +527,8 @@ struct Emit {
     stop: bool,
     /// The term itself is a function word.
     term_stop: bool,
-    /// A generic read verb a query may leave out of a name.
+    /// A generic read verb or a version marker: a query may leave it out
+    /// of a name.
     optional_verb: bool,
     /// The words a name carrying the term is also found by (the built-in
     /// groups).
@@ -654,7 +662,7 @@ impl Builder {
                 joined,
                 stop,
                 term_stop: is_stopword(t),
-                optional_verb: OPTIONAL_NAME_VERBS.contains(&t),
+                optional_verb: OPTIONAL_NAME_VERBS.contains(&t) || is_version(t),
                 synonyms,
                 own_synonyms,
                 prose: !prose_synonyms(t).is_empty(),
@@ -1098,6 +1106,16 @@ mod tests {
         let tools = vec![tool("wms_transfer_stock", ""), tool("count", "")];
         let idx = CatalogIndex::build(Arc::new(Catalog::new("stock", tools)));
         assert_eq!(idx.change(0), None);
+    }
+
+    #[test]
+    fn a_version_marker_is_v_and_digits() {
+        for t in ["v2", "v10"] {
+            assert!(is_version(t), "{t}");
+        }
+        for t in ["v", "vx", "2", "dev2", "v2beta"] {
+            assert!(!is_version(t), "{t}");
+        }
     }
 
     #[test]

@@ -695,6 +695,26 @@ fn a_match_carrying_every_word_leaves_out_partial_names_that_carry_less() {
 }
 
 #[test]
+fn a_version_marker_is_no_word_a_query_must_say() {
+    let tools = vec![
+        tool("list_buckets", "List the buckets.", true),
+        tool("list_objects_v2", "List the objects of a bucket.", true),
+        tool("get_object", "Download an object.", true),
+    ];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("s3", tools)));
+    let refs = [&idx];
+    // `list_objects_v2` is complete without "v2": it comes first, among
+    // complete matches.
+    let r = rank_all(&refs, "list objects in a bucket then download an object");
+    assert_eq!(
+        r.hits.first().map(|h| (tool_name(&refs, h), h.tier)),
+        Some(("list_objects_v2", 1)),
+        "{:?}",
+        r.hits
+    );
+}
+
+#[test]
 fn joining_records_or_paying_back_is_not_an_update() {
     let tools = vec![
         tool("create_ticket", "Create a support ticket.", false),
