@@ -816,3 +816,29 @@ async fn a_version_marker_is_no_word_a_query_must_say() {
     let page = search_tools(&client, json!({ "query": query })).await;
     assert_eq!(page["tools"][0]["address"], "s3.list_objects_v2", "{page}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_matching_only_by_its_connector_answers_no_query_it_leaves_words_of() {
+    // The description says "database": with the id, two of the query's
+    // words, but none of a tool's own.
+    let config = api_connector(
+        "mysql",
+        Some("MySQL database access"),
+        &[
+            (
+                "execute_write_query",
+                "Execute an INSERT, UPDATE or DELETE statement",
+                false,
+            ),
+            ("list_tables", "List the tables of the schema", true),
+        ],
+    );
+    let gw = Gateway::start(&config);
+    let client = connect(&gw.url()).await;
+    let query = "restore the mysql database from last night's backup";
+    let page = search_tools(&client, json!({ "query": query })).await;
+    assert_eq!(page["matchMode"], "none", "{page}");
+    // Asked for nothing but the connector, every tool answers.
+    let page = search_tools(&client, json!({"query": "mysql"})).await;
+    assert_eq!(page["total"], 2, "{page}");
+}

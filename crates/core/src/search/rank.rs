@@ -607,7 +607,11 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     } else {
         missing_services(&services, |word| known_term(indexes, word))
     };
+    let service_mask: u32 = (0..terms.len())
+        .filter(|&k| service_terms.contains(&raw[terms[k]].text))
+        .fold(0, |m, k| m | 1 << k);
     let query = Query {
+        service_mask,
         several_parts: has_several_parts(q.query),
         raw_distinct: &raw_distinct,
         distinct_scored: &distinct_scored,

@@ -44,6 +44,8 @@ pub(super) struct Query<'a> {
     /// Services the query names that no catalog here knows: an answer
     /// must then cover half its weight by itself.
     pub missing: &'a [String],
+    /// Terms that name a well-known service.
+    pub service_mask: u32,
     /// A conjunction or a list joins the query's words: it may ask for
     /// several things.
     pub several_parts: bool,
@@ -159,7 +161,7 @@ struct Acc {
 
 /// The last tool's result, reused for the next one with the same key.
 struct Memo {
-    key: (u32, u32, bool, NameFeat),
+    key: (u32, u32, bool, bool, NameFeat),
     cand: Cand,
     keep: bool,
     order: u64,
@@ -435,6 +437,15 @@ fn plausible(c: &Cand, q: &Query<'_>) -> bool {
     (c.tier == 1 && q.missing.is_empty()) || enough_words(c.mask, c.coverage, q)
 }
 
+/// A tool that matches only by its connector (its id or description) is
+/// no answer to a query it leaves words of unmatched: "restore the mysql
+/// database from last night's backup" is not every tool of `mysql`.
+/// Asked for nothing but the connector ("stripe"), every tool is an
+/// answer.
+fn lacks_words(c: &Cand, q: &Query<'_>) -> bool {
+    c.mask & q.required_mask != q.required_mask
+}
+
 /// The `offset + limit` best hits, without ordering the rest: a buffer of
 /// up to twice the window is cut back to the window by partial selection,
 /// and anything not better than the window's worst is skipped at once.
@@ -528,6 +539,9 @@ pub(super) struct Scratch {
     /// Candidates with a complete name of two words or more (spelled
     /// ones among them).
     complete_names: Vec<Cand>,
+    /// Per index: the tools whose own words carry the query's connector
+    /// id words.
+    carriers: Vec<u32>,
 }
 
 thread_local! {
@@ -685,6 +699,27 @@ impl Scratch {
                 work += ix.raw_postings(id).len();
             }
         }
+        // Tools whose own words carry the connector's id as the query
+        // names it, a word of its own (`get_current_time` in `time`) and
+        // not a service's name (a description's "Notion pages" in
+        // `notion`), in tool order.
+        self.carriers.clear();
+        if connector != 0 {
+            for (k, &d) in q.term_distinct.iter().enumerate() {
+                if connector & !q.service_mask & 1 << k != 0
+                    && let Some(id) = ids[d]
+                {
+                    let postings = ix.raw_postings(id);
+                    self.carriers.extend(
+                        postings
+                            .iter()
+                            .map(|&p| CatalogIndex::posting_tool(p) as u32),
+                    );
+                }
+            }
+            self.carriers.sort_unstable();
+            self.carriers.dedup();
+        }
         let every_tool = connector | topic != 0;
         // A query reaching a good share of the catalog fills the accumulator
         // once and skips the per-posting stamp check.
@@ -770,7 +805,10 @@ impl Scratch {
                     name.bigrams = self.names.bigrams(ix, tool);
                 }
             }
-            let key = (a.score.to_bits(), a.mask, read_only, name);
+            // Nothing of the tool's own carries a query word: it matches
+            // by its connector's id or description alone.
+            let bare = a.mask == 0 && self.carriers.binary_search(&tool).is_err();
+            let key = (a.score.to_bits(), a.mask, read_only, bare, name);
             if let Some(m) = &memo
                 && m.key == key
             {
@@ -809,7 +847,7 @@ impl Scratch {
             let c = finish(
                 q, source, tool, false, score, mask, strong, a.own, name, read_only,
             );
-            let keep = plausible(&c, q);
+            let keep = plausible(&c, q) && !(bare && lacks_words(&c, q));
             memo = Some(Memo {
                 key,
                 cand: c,

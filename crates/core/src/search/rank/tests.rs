@@ -715,6 +715,30 @@ fn a_version_marker_is_no_word_a_query_must_say() {
 }
 
 #[test]
+fn a_tool_matching_only_by_its_connector_answers_no_query_it_leaves_words_of() {
+    let mysql = Catalog::new(
+        "mysql",
+        vec![
+            tool(
+                "execute_write_query",
+                "Execute an INSERT, UPDATE or DELETE statement.",
+                false,
+            ),
+            tool("list_tables", "List the tables of the schema.", true),
+        ],
+    );
+    // The connector's description says "database": with its id, two of
+    // the query's words, but none of a tool's own.
+    let mysql = CatalogIndex::with_description(Arc::new(mysql), Some("MySQL database access"));
+    let refs = [&mysql];
+    let query = "restore the mysql database from last night's backup";
+    let r = rank_all(&refs, query);
+    assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
+    // Asked for nothing but the connector, every tool answers.
+    assert_eq!(rank_all(&refs, "mysql").hits.len(), 2);
+}
+
+#[test]
 fn joining_records_or_paying_back_is_not_an_update() {
     let tools = vec![
         tool("create_ticket", "Create a support ticket.", false),
