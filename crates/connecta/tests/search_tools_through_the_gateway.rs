@@ -842,3 +842,20 @@ async fn a_tool_matching_only_by_its_connector_answers_no_query_it_leaves_words_
     let page = search_tools(&client, json!({"query": "mysql"})).await;
     assert_eq!(page["total"], 2, "{page}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn letting_someone_know_is_sending_them_word() {
+    let config = api_connector(
+        "telegram",
+        None,
+        &[
+            ("send_message", "Send a message to a group chat", false),
+            ("get_participants", "List the members of a group", true),
+        ],
+    );
+    let gw = Gateway::start(&config);
+    let client = connect(&gw.url()).await;
+    let query = "can you let everyone in the Telegram group know the release is out";
+    let page = search_tools(&client, json!({ "query": query })).await;
+    assert_eq!(names(&page), ["telegram.send_message"], "{page}");
+}

@@ -199,6 +199,22 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         if i < next {
             continue;
         }
+        // "Let the team know…" asks to send word: `send`, where "know"
+        // follows within seven words of the same clause.
+        if simple[i] == Some("let")
+            && (i + 2..(i + 9).min(words.len()))
+                .take_while(|&j| !words[j].after_break)
+                .any(|j| simple[j] == Some("know"))
+        {
+            let text = "send".to_owned();
+            raw.push(QTerm {
+                kind: TermKind::Scored,
+                shared: shared_find(&text, term_hash(&text)),
+                surface: "let".to_owned(),
+                text,
+            });
+            continue;
+        }
         // A phrasal verb is one term: "get rid of" is `delete` (unless a
         // tool's name spells the phrase: `turn_on_light`).
         if let Some((len, to)) = query_phrase(&simple[i..]).filter(|&(len, _)| {

@@ -739,6 +739,29 @@ fn a_tool_matching_only_by_its_connector_answers_no_query_it_leaves_words_of() {
 }
 
 #[test]
+fn letting_someone_know_is_sending_them_word() {
+    let tools = vec![
+        tool("send_message", "Send a message to a group chat.", false),
+        tool("get_participants", "List the members of a group.", true),
+        tool("create_group", "Create a group chat.", false),
+    ];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("telegram", tools)));
+    let refs = [&idx];
+    let names = |query| {
+        let r = rank_all(&refs, query);
+        r.hits
+            .iter()
+            .map(|h| tool_name(&refs, h))
+            .collect::<Vec<_>>()
+    };
+    let query = "can you let everyone in the Telegram group know the release is out";
+    assert_eq!(names(query), ["send_message"]);
+    // "Let" alone, or "know" in another clause, sends nothing.
+    let found = names("let me see the group, I want to know who is in it");
+    assert!(!found.contains(&"send_message"), "{found:?}");
+}
+
+#[test]
 fn joining_records_or_paying_back_is_not_an_update() {
     let tools = vec![
         tool("create_ticket", "Create a support ticket.", false),
