@@ -721,7 +721,7 @@ async fn a_name_saying_no_kind_of_change_makes_no_particular_change() {
         &[
             (
                 "wms_transfer_stock",
-                "Move the stock of a bin location to another bin",
+                "Shift the stock of a bin location to another bin",
                 false,
             ),
             (

@@ -78,64 +78,86 @@ fn is_version(term: &str) -> bool {
 /// terms (`asana_create_task`, `wp_add_post`, `wit_get_work_item`).
 const NAME_VERB_SPAN: u8 = 3;
 
-/// Words that open a catalog's names as a namespace, not as a verb: the
-/// connector id's words (`wms_transfer_stock` in `wms`), and a word that
-/// is no verb and opens more than half the names of a catalog of three or
-/// more (`hass` in `HassTurnOn`, `HassTurnOff`, …).
-fn namespace_prefixes(catalog: &Catalog, n: usize) -> Vec<String> {
-    let mut prefixes = name_words(&catalog.connector);
-    if n < 3 {
-        return prefixes;
-    }
-    let tools = &catalog.tools()[..n];
-    // The only word that can open more than half the names is the one a
-    // majority vote leaves standing; then it is counted.
-    let (mut candidate, mut votes) = (None, 0usize);
-    for tool in tools {
-        let first = first_name_word(&tool.name);
-        if votes == 0 {
-            candidate = first;
-        }
-        votes = if first == candidate {
-            votes + 1
-        } else {
-            votes - 1
+/// A catalog's namespace: the connector id's words (`wms_transfer_stock`
+/// in `wms`, `acme_wms_transfer_stock` in `acme-wms`), and a word that is
+/// no verb and opens more than half the names of a catalog of three or
+/// more, whatever its case (`hass` in `HassTurnOn`, `HassTurnOff`, …).
+struct Namespace {
+    connector: Vec<String>,
+    word: Option<String>,
+}
+
+impl Namespace {
+    fn of(catalog: &Catalog, n: usize) -> Namespace {
+        let connector = name_words(&catalog.connector);
+        let tools = &catalog.tools()[..n];
+        let same = |a: Option<&str>, b: Option<&str>| match (a, b) {
+            (Some(a), Some(b)) => a.eq_ignore_ascii_case(b),
+            _ => false,
         };
+        // The only word that can open more than half the names is the one
+        // a majority vote leaves standing; then it is counted.
+        let (mut candidate, mut votes) = (None, 0usize);
+        for tool in tools {
+            let first = first_name_word(&tool.name);
+            if votes == 0 {
+                candidate = first;
+            }
+            votes = if same(first, candidate) {
+                votes + 1
+            } else {
+                votes - 1
+            };
+        }
+        let word = candidate
+            .filter(|&w| {
+                let count = tools
+                    .iter()
+                    .filter(|t| same(first_name_word(&t.name), Some(w)))
+                    .count();
+                n >= 3 && count * 2 > n
+            })
+            .map(str::to_lowercase)
+            .filter(|w| name_verb(w) == (Op::Unknown, None) && first_word_change(w).is_none());
+        Namespace { connector, word }
     }
-    let Some(word) = candidate else {
-        return prefixes;
-    };
-    let count = tools
-        .iter()
-        .filter(|t| first_name_word(&t.name) == Some(word))
-        .count();
-    let word = word.to_lowercase();
-    let verb = name_verb(&word) != (Op::Unknown, None) || first_word_change(&word).is_some();
-    if count * 2 > n && !verb && !prefixes.contains(&word) {
-        prefixes.push(word);
+
+    /// How many of a name's leading words (lowercase) are the namespace.
+    fn skip(&self, words: &[&str]) -> usize {
+        let conn = &self.connector;
+        if !conn.is_empty()
+            && words.len() > conn.len()
+            && words.iter().zip(conn).all(|(w, c)| w == c)
+        {
+            conn.len()
+        } else if words
+            .first()
+            .is_some_and(|w| self.word.as_deref() == Some(*w) || conn.iter().any(|c| c == w))
+        {
+            1
+        } else {
+            0
+        }
     }
-    prefixes
 }
 
 /// The kinds of change of the tools `unkinded` (that may change something
-/// and whose leading verb said none), read from their names' words after
-/// the catalog's namespaces ([`name_kind`]).
+/// and whose leading verb said none; with `true` when their names' verbs
+/// change in no particular way), read from their names' words after the
+/// catalog's namespace ([`name_kind`]).
 #[inline(never)]
 fn kinds_after_namespaces(
     catalog: &Catalog,
     n: usize,
-    unkinded: &[u32],
+    unkinded: &[(u32, bool)],
     changes: &mut [Option<Change>],
 ) {
-    let prefixes = namespace_prefixes(catalog, n);
+    let namespace = Namespace::of(catalog, n);
     let mut read = NameWords::default();
-    for &i in unkinded {
+    for &(i, writes) in unkinded {
         read.read(&catalog.tools()[i as usize].name);
         let words: Vec<&str> = read.iter().collect();
-        let prefix = words
-            .first()
-            .is_some_and(|w| prefixes.iter().any(|p| p == w));
-        changes[i as usize] = name_kind(&words, prefix);
+        changes[i as usize] = name_kind(&words, namespace.skip(&words), writes);
     }
 }
 
@@ -750,7 +772,7 @@ impl Builder {
         // Tools that may change something and whose leading verb said no
         // kind: their names are read again once the catalog's namespaces
         // are known (most catalogs have none to read).
-        let mut unkinded: Vec<u32> = Vec::new();
+        let mut unkinded: Vec<(u32, bool)> = Vec::new();
         for (i, tool) in catalog.tools().iter().take(n).enumerate() {
             let i = i as u32;
             self.name_op = (Op::Unknown, 0);
@@ -765,7 +787,7 @@ impl Builder {
             // A tool that only reads makes no change.
             let change = self.name_change.filter(|_| op != Op::Read);
             if op != Op::Read && change.is_none() {
-                unkinded.push(i);
+                unkinded.push((i, op == Op::Write));
             }
             changes.push(change);
             self.name_offsets.push(self.name_terms.len() as u32);
@@ -1060,8 +1082,8 @@ mod tests {
                 None,
                 None,
                 Some(Change::Any),
-                // `reset` changes, but in no particular kind.
-                None,
+                // `reset` changes, in no particular kind: any.
+                Some(Change::Any),
                 Some(Change::Add),
                 // Words as written: a plural noun, a noun that is also a
                 // verb, an adjective.

@@ -235,12 +235,24 @@ const OBJECT_OPENERS: &[&str] = &[
 /// Words between clauses: each clause needs its own leading verb.
 const CONJUNCTIONS: &[&str] = &["and", "then", "also", "plus", "or", "after", "before"];
 
-/// A query of more than one clause or item: a conjunction joins its words,
-/// or punctuation lists them ("contacts, companies").
+/// A query of more than one clause or item: a conjunction joins its words
+/// ("contacts and companies", "contacts & companies"), or punctuation
+/// lists them ("contacts, companies"; not "1,024", "drag-and-drop" or
+/// "R&D").
 pub(crate) fn has_several_parts(query: &str) -> bool {
-    let mut several = query.contains([',', ';', '&']);
-    for_each_word_with_gap(query, |w, _| {
-        several |= CONJUNCTIONS.iter().any(|c| w.eq_ignore_ascii_case(c));
+    let mut several = false;
+    let mut last: &str = "";
+    for_each_word_with_gap(query, |w, gap| {
+        let in_number = gap == ","
+            && last.ends_with(|c: char| c.is_ascii_digit())
+            && w.starts_with(|c: char| c.is_ascii_digit());
+        let apart = gap.chars().all(char::is_whitespace);
+        several |= (gap.contains([',', ';']) && !in_number)
+            || gap.trim() == "&" && gap.len() > 1
+            || (apart
+                && !last.is_empty()
+                && CONJUNCTIONS.iter().any(|c| w.eq_ignore_ascii_case(c)));
+        last = w;
     });
     several
 }
@@ -307,8 +319,10 @@ impl Change {
 }
 
 /// Verbs by the kind of change they make, as written (lowercased). A verb
-/// in no list makes no claim: a query opening with it asks for no kind,
-/// and a tool named with it is never dropped for its kind.
+/// in no list makes no claim: a query opening with it asks for no kind.
+/// A tool whose name says no verb at all makes no particular change, and
+/// answers no query asking for one unless its words carry the query's
+/// verb ([`name_kind`] reads a name again before it comes to that).
 const CHANGES: &[(Change, &[&str])] = &[
     (
         Change::Any,
@@ -632,7 +646,8 @@ pub(crate) fn name_word_op(word: &str) -> Op {
 /// are its first word (`post_comment`, `download_images`,
 /// `forward_message`). Words that lead as many names as nouns (`log`,
 /// `tag`, `label`, `comment`, `link`, `release`, `schedule`, …) are not
-/// here: a name leading with one says nothing.
+/// here: a name leading with one gets its kind only when nothing else in
+/// it says one ([`name_kind`]).
 const FIRST_WORD_VERBS: &[&str] = &[
     "post",
     "reply",
@@ -669,15 +684,18 @@ pub(crate) fn first_word_change(word: &str) -> Option<Change> {
 }
 
 /// The kind of change a name makes when its leading verb decided none,
-/// from its words (lowercase, as written) after a namespace `prefix` word
-/// (`wms_transfer_stock`, `HassTurnOff`): a phrasal verb opening them or
-/// after their first (`turn_off_light`: `disable`), a verb of
-/// [`FIRST_WORD_VERBS`] opening them (`disqualify_candidate`), or a verb
-/// of any kind anywhere (`salesforce_manage_field`,
-/// `storage_blob_batch_set_tier`).
-pub(crate) fn name_kind(words: &[&str], prefix: bool) -> Option<Change> {
-    let words = if prefix && words.len() > 1 {
-        &words[1..]
+/// from its words (lowercase, as written) after the first `skip` words,
+/// a namespace (`wms_transfer_stock`, `HassTurnOff`): a phrasal verb
+/// opening them or after their first (`turn_off_light`: `disable`), a
+/// verb of any kind list opening them (`disqualify_candidate`,
+/// `label_issue`, `open_ticket`), or a verb of any kind anywhere
+/// (`salesforce_manage_field`, `storage_blob_batch_set_tier`). A name
+/// whose verb changes something in no particular way (`writes`:
+/// `reset_password`, `clear_cache`, `rotate_api_key`) may make any
+/// change.
+pub(crate) fn name_kind(words: &[&str], skip: usize, writes: bool) -> Option<Change> {
+    let words = if skip < words.len() {
+        &words[skip..]
     } else {
         words
     };
@@ -690,12 +708,18 @@ pub(crate) fn name_kind(words: &[&str], prefix: bool) -> Option<Change> {
             return Some(c);
         }
     }
-    if let Some(c) = words.first().and_then(|w| first_word_change(w)) {
+    // A word that leads as many names as nouns (`label`, `log`) says its
+    // kind here: a name of no kind would answer no particular change.
+    if let Some(c) = words
+        .first()
+        .and_then(|w| name_verb(w).1.or_else(|| first_word_change(w)))
+    {
         return Some(c);
     }
     words
         .iter()
         .find_map(|w| name_verb(w).1.filter(|&c| c == Change::Any))
+        .or(writes.then_some(Change::Any))
 }
 
 /// What a query asks: its operation and, when it asks to change and every
@@ -1156,32 +1180,43 @@ mod tests {
     fn a_name_may_say_its_kind_after_a_namespace_in_a_phrase_or_by_a_general_verb() {
         // After a namespace word, not before it.
         assert_eq!(
-            name_kind(&["wms", "transfer", "stock"], true),
+            name_kind(&["wms", "transfer", "stock"], 1, false),
             Some(Change::Move)
         );
-        assert_eq!(name_kind(&["wms", "transfer", "stock"], false), None);
+        assert_eq!(name_kind(&["wms", "transfer", "stock"], 0, false), None);
+        assert_eq!(
+            name_kind(&["acme", "wms", "transfer", "stock"], 2, false),
+            Some(Change::Move)
+        );
         // A phrasal verb, alone or after a namespace.
         assert_eq!(
-            name_kind(&["turn", "off", "light"], false),
+            name_kind(&["turn", "off", "light"], 0, false),
             Some(Change::Stop)
         );
         assert_eq!(
-            name_kind(&["hass", "turn", "on"], true),
+            name_kind(&["hass", "turn", "on"], 1, false),
             Some(Change::Start)
         );
         // A verb of any kind, anywhere.
         assert_eq!(
-            name_kind(&["storage", "blob", "batch", "set", "tier"], false),
+            name_kind(&["storage", "blob", "batch", "set", "tier"], 0, false),
             Some(Change::Any)
         );
         assert_eq!(
-            name_kind(&["disqualify", "candidate"], false),
+            name_kind(&["disqualify", "candidate"], 0, false),
             Some(Change::Reject)
         );
+        // A verb of a kind list that leads as many names as nouns.
+        assert_eq!(name_kind(&["label", "issue"], 0, false), Some(Change::Add));
+        assert_eq!(name_kind(&["open", "ticket"], 0, false), Some(Change::Add));
+        // A verb that changes in no particular way.
+        assert_eq!(
+            name_kind(&["rotate", "api", "key"], 0, true),
+            Some(Change::Any)
+        );
         // No verb this module knows: no kind.
-        assert_eq!(name_kind(&["maintenance", "on"], false), None);
-        assert_eq!(name_kind(&["withdraw", "student"], false), None);
-        assert_eq!(name_kind(&["log", "entries"], false), None);
+        assert_eq!(name_kind(&["maintenance", "on"], 0, false), None);
+        assert_eq!(name_kind(&["withdraw", "student"], 0, false), None);
     }
 
     #[test]
@@ -1190,8 +1225,12 @@ mod tests {
         assert!(has_several_parts("list objects, then download one"));
         assert!(has_several_parts("zones; dns records"));
         assert!(!has_several_parts("git staged changes diff"));
-        // Whole words only.
+        assert!(has_several_parts("contacts & companies"));
+        // Whole words only, and no number, compound or initialism.
         assert!(!has_several_parts("brand new handoff"));
+        assert!(!has_several_parts("pull request 1,024 changed files"));
+        assert!(!has_several_parts("drag-and-drop upload"));
+        assert!(!has_several_parts("R&D budget"));
     }
 
     #[test]

@@ -440,10 +440,10 @@ fn plausible(c: &Cand, q: &Query<'_>) -> bool {
 /// A tool that matches only by its connector (its id or description) is
 /// no answer to a query it leaves words of unmatched: "restore the mysql
 /// database from last night's backup" is not every tool of `mysql`.
-/// Asked for nothing but the connector ("stripe"), every tool is an
-/// answer.
+/// Asked for nothing but the connector ("stripe"), or in a search the
+/// caller scoped to that connector, every tool may be an answer.
 fn lacks_words(c: &Cand, q: &Query<'_>) -> bool {
-    c.mask & q.required_mask != q.required_mask
+    c.mask & q.required_mask != q.required_mask && !q.scoped
 }
 
 /// The `offset + limit` best hits, without ordering the rest: a buffer of
@@ -701,14 +701,16 @@ impl Scratch {
         }
         // Tools whose own words carry the connector's id as the query
         // names it, a word of its own (`get_current_time` in `time`) and
-        // not a service's name (a description's "Notion pages" in
-        // `notion`), in tool order.
+        // not a service's name (a description's "GitHub repositories" in
+        // `github`), in tool order.
         self.carriers.clear();
         if connector != 0 {
+            let mut terms = 0;
             for (k, &d) in q.term_distinct.iter().enumerate() {
                 if connector & !q.service_mask & 1 << k != 0
                     && let Some(id) = ids[d]
                 {
+                    terms += 1;
                     let postings = ix.raw_postings(id);
                     self.carriers.extend(
                         postings
@@ -717,9 +719,14 @@ impl Scratch {
                     );
                 }
             }
-            self.carriers.sort_unstable();
-            self.carriers.dedup();
+            // One term's postings are in tool order already.
+            if terms > 1 {
+                self.carriers.sort_unstable();
+                self.carriers.dedup();
+            }
         }
+        // Read in tool order alongside the dense pass below.
+        let mut carrier = 0;
         let every_tool = connector | topic != 0;
         // A query reaching a good share of the catalog fills the accumulator
         // once and skips the per-posting stamp check.
@@ -807,7 +814,14 @@ impl Scratch {
             }
             // Nothing of the tool's own carries a query word: it matches
             // by its connector's id or description alone.
-            let bare = a.mask == 0 && self.carriers.binary_search(&tool).is_err();
+            // (Tools without evidence of their own come here only in the
+            // dense pass, in tool order.)
+            let bare = a.mask == 0 && {
+                while self.carriers.get(carrier).is_some_and(|&c| c < tool) {
+                    carrier += 1;
+                }
+                self.carriers.get(carrier) != Some(&tool)
+            };
             let key = (a.score.to_bits(), a.mask, read_only, bare, name);
             if let Some(m) = &memo
                 && m.key == key

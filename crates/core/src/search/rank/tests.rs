@@ -736,6 +736,29 @@ fn a_tool_matching_only_by_its_connector_answers_no_query_it_leaves_words_of() {
     assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
     // Asked for nothing but the connector, every tool answers.
     assert_eq!(rank_all(&refs, "mysql").hits.len(), 2);
+    // Scoped by the caller to the connector, any of the query's words
+    // makes an answer, the connector's among them.
+    let scoped = rank(
+        &refs,
+        &SearchQuery::new("mysql backups", Safety::All).scoped(true),
+        100,
+    );
+    assert_eq!(scoped.hits.len(), 2, "{scoped:?}");
+    // A service's name in a tool's description is no word of its own.
+    let github = Catalog::new(
+        "github",
+        vec![
+            tool(
+                "search_code",
+                "Search code across GitHub repositories.",
+                true,
+            ),
+            tool("list_issues", "List the issues of a repository.", true),
+        ],
+    );
+    let github = CatalogIndex::with_description(Arc::new(github), Some("GitHub workspace"));
+    let r = rank_all(&[&github], "github workspace backup");
+    assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
 }
 
 #[test]
@@ -759,6 +782,83 @@ fn letting_someone_know_is_sending_them_word() {
     // "Let" alone, or "know" in another clause, sends nothing.
     let found = names("let me see the group, I want to know who is in it");
     assert!(!found.contains(&"send_message"), "{found:?}");
+}
+
+#[test]
+fn a_name_led_by_a_verb_of_a_kind_or_of_no_particular_kind_answers_changes() {
+    for (name, description, query) in [
+        (
+            "label_issue",
+            "Add a label to an issue.",
+            "add a label to the issue",
+        ),
+        ("tag_contact", "Tag a contact.", "add a tag to the contact"),
+        (
+            "comment_on_ticket",
+            "Comment on a ticket.",
+            "add a comment to the ticket",
+        ),
+        (
+            "log_time",
+            "Log time spent on a task.",
+            "add a time entry of 2 hours to the task",
+        ),
+        (
+            "open_ticket",
+            "Open a new support ticket.",
+            "create a support ticket",
+        ),
+        (
+            "clear_cache",
+            "Clear the build cache.",
+            "delete the build cache",
+        ),
+        (
+            "git_reset",
+            "Unstage all staged changes.",
+            "remove all staged changes",
+        ),
+        (
+            "rotate_api_key",
+            "Rotate an API key: revoke it and issue a new one.",
+            "revoke the api key and create a new one",
+        ),
+    ] {
+        let tools = vec![
+            tool(name, description, false),
+            tool("list_things", "List things.", true),
+        ];
+        let names = run_on(tools, query);
+        assert!(names.contains(&name.to_owned()), "{query}: {names:?}");
+    }
+}
+
+#[test]
+fn a_namespace_opening_most_names_in_any_case_hides_no_verb() {
+    let tools = vec![
+        tool(
+            "acme_transfer_stock",
+            "Shift stock between two bin locations.",
+            false,
+        ),
+        tool("Acme_count_bin", "Count a bin.", true),
+        tool("ACME_bins", "The bins.", true),
+    ];
+    let names = run_on(tools, "move stock between bins");
+    assert!(
+        names.contains(&"acme_transfer_stock".to_owned()),
+        "{names:?}"
+    );
+    // The connector's id of several words is one namespace.
+    let tools = vec![tool(
+        "acme_wms_transfer_stock",
+        "Shift stock between two bin locations.",
+        false,
+    )];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("acme-wms", tools)));
+    let refs = [&idx];
+    let r = rank_all(&refs, "move the stock to bin 4");
+    assert_eq!(r.hits.len(), 1, "{r:?}");
 }
 
 #[test]
