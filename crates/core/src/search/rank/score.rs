@@ -534,6 +534,8 @@ pub(super) struct Scratch {
     /// The largest share of the query's weight that the name of a match
     /// carrying every scored term carries (`-1`: there is none).
     best_all_own: f32,
+    /// The last name's query terms and their share of the weight.
+    last_own: (u32, f32),
     union_mask: u32,
     union_own: u32,
     /// Candidates with a complete name of two words or more (spelled
@@ -644,6 +646,7 @@ impl Scratch {
         self.total = 0;
         self.all_terms = false;
         self.best_all_own = -1.0;
+        self.last_own = (u32::MAX, 0.0);
         self.union_mask = 0;
         self.union_own = 0;
         self.complete_names.clear();
@@ -775,7 +778,10 @@ impl Scratch {
                 }
                 continue;
             }
-            if ix.op(tool) != Op::Read && q.other_change(ix.change(tool), a.own, a.mask) {
+            if !q.changes.is_empty()
+                && ix.op(tool) != Op::Read
+                && q.other_change(ix.change(tool), a.own, a.mask)
+            {
                 // Counted, like an answer, with the connector's words. It
                 // still sets the bar for the others: it does the same sort
                 // of thing to the same objects, so the words fit it as
@@ -841,8 +847,9 @@ impl Scratch {
                 }
                 if m.cand.tier == 1 {
                     self.union_own |= a.own;
-                    if m.cand.all_terms {
-                        self.best_all_own = self.best_all_own.max(coverage(a.own, q));
+                    // (The first tool of the run has noted its name.)
+                    if m.cand.all_terms && a.own != m.cand.own {
+                        self.note_all_terms(a.own, q);
                     }
                     self.total += 1;
                     self.top
@@ -879,7 +886,7 @@ impl Scratch {
             if c.tier == 1 {
                 self.union_own |= c.own;
                 if c.all_terms {
-                    self.best_all_own = self.best_all_own.max(coverage(c.own, q));
+                    self.note_all_terms(c.own, q);
                 }
                 self.accept(&c);
             } else {
@@ -971,6 +978,16 @@ impl Scratch {
         }
     }
 
+    /// A match carrying every term, whose name carries the terms `own`:
+    /// [`Scratch::cut`] keeps partial names that carry more. (Alike tools
+    /// share `own`: the last share is kept rather than summed again.)
+    fn note_all_terms(&mut self, own: u32, q: &Query<'_>) {
+        if self.last_own.0 != own {
+            self.last_own = (own, coverage(own, q));
+        }
+        self.best_all_own = self.best_all_own.max(self.last_own.1);
+    }
+
     fn accept(&mut self, c: &Cand) {
         self.total += 1;
         self.all_terms |= c.all_terms;
@@ -1029,7 +1046,19 @@ impl Scratch {
         } else {
             self.best_all_own
         };
-        for c in pending.iter().filter(|c| coverage(c.own, q) > answered) {
+        // (Alike tools share their names' query words: the last share is
+        // kept rather than summed again for each.)
+        let mut last = (u32::MAX, 0.0);
+        let mut carries_more = |own: u32| {
+            if answered < 0.0 {
+                return true;
+            }
+            if last.0 != own {
+                last = (own, coverage(own, q));
+            }
+            last.1 > answered
+        };
+        for c in pending.iter().filter(|c| carries_more(c.own)) {
             if c.base >= KEEP_RATIO * best_base && c.coverage >= KEEP_COVERAGE {
                 self.union_own |= c.own;
                 self.accept(c);
