@@ -423,14 +423,6 @@ impl NameWords {
     }
 }
 
-/// The phrase of [`QUERY_PHRASES`] that opens `words` (lowercased), as the
-/// word it folds to.
-pub(crate) fn phrase_opening(words: &[&str]) -> Option<&'static str> {
-    QUERY_PHRASES.iter().find_map(|&(phrase, to)| {
-        (words.len() >= phrase.len() && phrase.iter().zip(words).all(|(p, w)| p == w)).then_some(to)
-    })
-}
-
 /// The first of [`name_words`], as written (not lowercased), without
 /// splitting the rest.
 pub(crate) fn first_name_word(name: &str) -> Option<&str> {
@@ -786,12 +778,27 @@ pub(crate) fn phrases_for(to: &str) -> impl Iterator<Item = &'static [&'static s
 /// The phrase of [`QUERY_PHRASES`] that starts `words` (lowercased single
 /// words of the query), as its length and the word it folds to.
 pub(crate) fn query_phrase(words: &[Option<&str>]) -> Option<(usize, &'static str)> {
+    phrase_starting(words.len(), |i| words[i])
+}
+
+/// The phrase of [`QUERY_PHRASES`] that opens `words` (lowercased), as the
+/// word it folds to.
+pub(crate) fn phrase_opening(words: &[&str]) -> Option<&'static str> {
+    phrase_starting(words.len(), |i| Some(words[i])).map(|(_, to)| to)
+}
+
+/// The phrase of [`QUERY_PHRASES`] that the `len` words `word(0)`, … start
+/// with (a word that is `None` matches none).
+fn phrase_starting<'w>(
+    len: usize,
+    word: impl Fn(usize) -> Option<&'w str>,
+) -> Option<(usize, &'static str)> {
     QUERY_PHRASES.iter().find_map(|&(phrase, to)| {
-        (words.len() >= phrase.len()
+        (len >= phrase.len()
             && phrase
                 .iter()
-                .zip(words)
-                .all(|(p, w)| w.is_some_and(|w| w == *p)))
+                .enumerate()
+                .all(|(i, p)| word(i).is_some_and(|w| w == *p)))
         .then_some((phrase.len(), to))
     })
 }
