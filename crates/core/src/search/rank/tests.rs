@@ -59,6 +59,11 @@ fn tool_name<'a>(indexes: &[&'a CatalogIndex], hit: &Hit) -> &'a str {
     &indexes[hit.source].catalog().tools()[hit.tool as usize].name
 }
 
+/// The names of `r`'s hits, in rank order.
+fn hit_names<'a>(indexes: &[&'a CatalogIndex], r: &Ranked) -> Vec<&'a str> {
+    r.hits.iter().map(|h| tool_name(indexes, h)).collect()
+}
+
 fn run(query: &str) -> (Vec<String>, Ranked) {
     let idx = fixture();
     let refs: Vec<&CatalogIndex> = idx.iter().collect();
@@ -570,7 +575,7 @@ fn a_query_asking_one_change_drops_the_tools_named_for_another() {
     let refs = [&idx];
     // Creating or restarting is no way to delete; an update may be.
     let r = rank_all(&refs, "delete the staging app");
-    let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+    let names = hit_names(&refs, &r);
     assert!(!names.contains(&"create_app"), "{names:?}");
     assert!(!names.contains(&"restart_app"), "{names:?}");
     assert!(names.contains(&"update_app"), "{names:?}");
@@ -635,16 +640,10 @@ fn a_name_saying_no_change_answers_no_particular_one_unless_its_words_carry_it()
     let refs = [&idx];
     // Its name says no verb: it deletes nothing, whatever words it shares.
     let r = rank_all(&refs, "delete the app maintenance mode");
-    let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+    let names = hit_names(&refs, &r);
     assert_eq!(names, ["update_app"]);
     assert_eq!(r.other_change, 1);
-    let found = |query| {
-        let r = rank_all(&refs, query);
-        r.hits
-            .iter()
-            .map(|h| tool_name(&refs, h))
-            .collect::<Vec<_>>()
-    };
+    let found = |query| hit_names(&refs, &rank_all(&refs, query));
     // Asked for any change, it may be the one.
     assert!(found("change the app maintenance mode").contains(&"maintenance_on"));
     // Its description carries the asked verb.
@@ -770,13 +769,7 @@ fn letting_someone_know_is_sending_them_word() {
     ];
     let idx = CatalogIndex::build(Arc::new(Catalog::new("telegram", tools)));
     let refs = [&idx];
-    let names = |query| {
-        let r = rank_all(&refs, query);
-        r.hits
-            .iter()
-            .map(|h| tool_name(&refs, h))
-            .collect::<Vec<_>>()
-    };
+    let names = |query| hit_names(&refs, &rank_all(&refs, query));
     let query = "can you let everyone in the Telegram group know the release is out";
     assert_eq!(names(query), ["send_message"]);
     // "Let" alone, or "know" in another clause, sends nothing.
@@ -879,7 +872,7 @@ fn joining_records_or_paying_back_is_not_an_update() {
     assert_eq!((r.asks, r.opposed, r.other_change), (Op::Write, 1, 2));
     // Closing one is something an update does.
     let r = rank_all(&refs, "close the duplicate support ticket");
-    let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+    let names = hit_names(&refs, &r);
     assert_eq!(names, ["update_ticket"]);
 }
 
@@ -1238,7 +1231,7 @@ fn a_spelled_name_that_carries_every_other_word_is_the_whole_answer() {
         ("list the organizations", "List-Organizations"),
     ] {
         let r = rank_all(&refs, query);
-        let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+        let names = hit_names(&refs, &r);
         assert_eq!(names, [expected], "{query}");
         assert_eq!((r.total, r.mode), (1, MatchMode::All), "{query}");
     }
@@ -1332,7 +1325,7 @@ fn the_rest_of_a_query_naming_a_tool_is_searched_on_its_own() {
     let idx = CatalogIndex::build(Arc::new(Catalog::new("tasks", task_tools())));
     let refs = [&idx];
     let r = rank_all(&refs, "delete the task, then check get_task");
-    let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+    let names = hit_names(&refs, &r);
     assert_eq!(names[..2], ["get_task", "delete_task"], "{names:?}");
     // A smaller window is a prefix of the same answer, with the same total.
     let q = SearchQuery::new("delete the task, then check get_task", Safety::All);
@@ -1341,7 +1334,7 @@ fn the_rest_of_a_query_naming_a_tool_is_searched_on_its_own() {
     // A name the safety filter refuses names nothing: the query is ranked
     // as words, under the same filter.
     let r = rank_with(&refs, "search_tasks or delete_task", Safety::ReadOnly);
-    let names: Vec<&str> = r.hits.iter().map(|h| tool_name(&refs, h)).collect();
+    let names = hit_names(&refs, &r);
     assert_eq!(names.first(), Some(&"search_tasks"), "{names:?}");
     assert!(r.hits.iter().all(|h| idx.read_only(h.tool)), "{names:?}");
     // A hyphenated word that is no tool's name is just words.
