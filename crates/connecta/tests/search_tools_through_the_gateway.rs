@@ -11,7 +11,10 @@
 //! stops `connecta check` with its position; short forms, everyday words and
 //! compounds written as two words find the reference server's tools and an
 //! HTTP API's; a light verb's object says the change asked for ("issue a
-//! refund"), and a word only one service uses ("subreddit") names it.
+//! refund"), and a word only one service uses ("subreddit") names it;
+//! words of context no catalog knows ask for nothing, a spelled name is
+//! the answer around its connector's id and unknown words, and a part
+//! of a query naming no connector is answered by the other catalogs.
 
 mod support;
 
@@ -858,4 +861,119 @@ async fn letting_someone_know_is_sending_them_word() {
     let query = "can you let everyone in the Telegram group know the release is out";
     let page = search_tools(&client, json!({ "query": query })).await;
     assert_eq!(names(&page), ["telegram.send_message"], "{page}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn words_of_context_no_catalog_knows_ask_for_nothing() {
+    let config = api_connector(
+        "clinic",
+        None,
+        &[
+            (
+                "send_appointment_reminder",
+                "Send an SMS reminder to a patient about an appointment",
+                false,
+            ),
+            (
+                "list_appointments",
+                "List appointments in a date range",
+                true,
+            ),
+            ("list_prices", "List the prices of services", true),
+        ],
+    );
+    let gw = Gateway::start(&config);
+    let client = connect(&gw.url()).await;
+    let query = "can you text everybody coming in tomorrow so nobody forgets?";
+    let page = search_tools(&client, json!({ "query": query })).await;
+    assert_eq!(
+        page["tools"][0]["address"], "clinic.send_appointment_reminder",
+        "{page}"
+    );
+    // A day with no preposition before it is what is asked about; after
+    // one, it is context.
+    let query = "what's the price of bitcoin today";
+    let page = search_tools(&client, json!({ "query": query })).await;
+    assert_eq!(page["matchMode"], "none", "{page}");
+    let query = "list prices of bitcoin today";
+    let page = search_tools(&client, json!({ "query": query })).await;
+    assert_eq!(
+        page["queryAnalysis"]["unmatched"],
+        json!(["bitcoin", "today"]),
+        "{page}"
+    );
+    let query = "list prices of bitcoin for today";
+    let page = search_tools(&client, json!({ "query": query })).await;
+    assert_eq!(
+        page["queryAnalysis"]["unmatched"],
+        json!(["bitcoin"]),
+        "{page}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spelled_name_is_the_answer_around_its_connector_and_unknown_words() {
+    let config = api_connector(
+        "github",
+        None,
+        &[
+            ("search_repositories", "Search GitHub repositories", true),
+            (
+                "search_issues",
+                "Search issues and pull requests across repositories",
+                true,
+            ),
+            ("search_code", "Search code across repositories", true),
+        ],
+    );
+    let gw = Gateway::start(&config);
+    let client = connect(&gw.url()).await;
+    let page = search_tools(&client, json!({"query": "search github repositories"})).await;
+    assert_eq!(names(&page), ["github.search_repositories"], "{page}");
+    // "stars" is no word of the catalog: the page stays partial.
+    let query = "search repositories by stars";
+    let page = search_tools(&client, json!({ "query": query })).await;
+    assert_eq!(names(&page), ["github.search_repositories"], "{page}");
+    assert_eq!(page["matchMode"], "partial", "{page}");
+    assert_eq!(
+        page["queryAnalysis"]["unmatched"],
+        json!(["stars"]),
+        "{page}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_part_naming_no_connector_is_answered_by_the_other_catalogs() {
+    let mut config = api_connector(
+        "vercel",
+        None,
+        &[
+            ("deploy_site", "Deploy a site", false),
+            ("list_projects", "List the projects", true),
+        ],
+    );
+    config.push_str(&api_connector(
+        "chat",
+        None,
+        &[
+            ("post_update", "Post a release update to a channel", false),
+            ("list_channels", "List the channels", true),
+        ],
+    ));
+    let gw = Gateway::start(&config);
+    let client = connect(&gw.url()).await;
+    let query = "deploy the site to vercel and post the release update in the channel";
+    let found = names(&search_tools(&client, json!({ "query": query })).await);
+    assert!(
+        found.contains(&"vercel.deploy_site".to_owned()),
+        "{found:?}"
+    );
+    assert!(found.contains(&"chat.post_update".to_owned()), "{found:?}");
+    // In one part, "vercel" keeps the answers to its connector.
+    let query = "post an update about the vercel deploy";
+    let found = names(&search_tools(&client, json!({ "query": query })).await);
+    assert!(
+        !found.is_empty() && found.iter().all(|a| a.starts_with("vercel.")),
+        "{found:?}"
+    );
 }

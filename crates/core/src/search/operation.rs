@@ -240,21 +240,30 @@ const CONJUNCTIONS: &[&str] = &["and", "then", "also", "plus", "or", "after", "b
 /// lists them ("contacts, companies"; not "1,024", "drag-and-drop" or
 /// "R&D").
 pub(crate) fn has_several_parts(query: &str) -> bool {
-    let mut several = false;
+    part_starts(query, true).contains(&true)
+}
+
+/// Per word of `query` (as [`for_each_word_with_gap`] splits it): the
+/// word starts a new part of a query asking for several things (see
+/// [`has_several_parts`]). The first word starts none.
+pub(crate) fn part_starts(query: &str, commas: bool) -> Vec<bool> {
+    let mut starts = Vec::new();
     let mut last: &str = "";
     for_each_word_with_gap(query, |w, gap| {
         let in_number = gap == ","
             && last.ends_with(|c: char| c.is_ascii_digit())
             && w.starts_with(|c: char| c.is_ascii_digit());
         let apart = gap.chars().all(char::is_whitespace);
-        several |= (gap.contains([',', ';']) && !in_number)
-            || gap.trim() == "&" && gap.len() > 1
-            || (apart
-                && !last.is_empty()
-                && CONJUNCTIONS.iter().any(|c| w.eq_ignore_ascii_case(c)));
+        starts.push(
+            (gap.contains(';') || commas && gap.contains(',') && !in_number)
+                || gap.trim() == "&" && gap.len() > 1
+                || (apart
+                    && !last.is_empty()
+                    && CONJUNCTIONS.iter().any(|c| w.eq_ignore_ascii_case(c))),
+        );
         last = w;
     });
-    several
+    starts
 }
 
 /// The kind of change a verb makes. A query that asks for one kind is

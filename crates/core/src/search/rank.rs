@@ -50,10 +50,11 @@ use std::cmp::Ordering;
 use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, F_SYN, OPTIONAL_NAME_VERBS};
-use super::operation::{Op, has_several_parts, query_intent};
+use super::operation::{Op, has_several_parts, part_starts, query_intent};
 use super::services::{Mention, missing_services, service_mentions};
 use super::tokenize::{
-    TermKind, for_each_term, is_stopword, phrases_for, query_phrase, query_words, stem, term_kind,
+    TermKind, for_each_term, is_context_word, is_stopword, phrases_for, query_phrase, query_words,
+    stem, term_kind,
 };
 use super::vocab::{shared_find, term_hash};
 
@@ -180,6 +181,9 @@ struct QTerm {
     kind: TermKind,
     /// The term's id in the shared vocabulary (`None`: no index has it).
     shared: Option<u32>,
+    /// Which part of a query asking for several things the term is in
+    /// (counted from 0; see [`part_starts`]).
+    part: u16,
 }
 
 /// The query as a term sequence, compounds resolved against the catalogs:
@@ -194,11 +198,20 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             _ => None,
         })
         .collect();
+    let mut part = 0u16;
+    let parts: Vec<u16> = part_starts(query, false)
+        .into_iter()
+        .map(|start| {
+            part += u16::from(start);
+            part
+        })
+        .collect();
     let mut next = 0;
     for (i, word) in words.iter().enumerate() {
         if i < next {
             continue;
         }
+        let part = parts.get(i).copied().unwrap_or(part);
         // "Let the team know…" asks to send word: `send`, where "know"
         // follows within seven words of the same clause.
         if simple[i] == Some("let")
@@ -208,6 +221,7 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         {
             let text = "send".to_owned();
             raw.push(QTerm {
+                part,
                 kind: TermKind::Scored,
                 shared: shared_find(&text, term_hash(&text)),
                 surface: "let".to_owned(),
@@ -228,6 +242,7 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
                 .join(" ");
             for text in phrase_terms(indexes, &simple[i..i + len], to) {
                 raw.push(QTerm {
+                    part,
                     kind: TermKind::Scored,
                     shared: shared_find(&text, term_hash(&text)),
                     surface: surface.clone(),
@@ -271,6 +286,7 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
                 let [text] = <[String; 1]>::try_from(terms).ok()?;
                 let id = known_id(indexes, &text)?;
                 Some(QTerm {
+                    part,
                     kind: TermKind::Scored,
                     shared: Some(id),
                     surface: format!("{a} {b}"),
@@ -301,6 +317,7 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             });
         for (t, s) in terms {
             raw.push(QTerm {
+                part,
                 kind: if naming {
                     TermKind::Stop
                 } else {
@@ -429,12 +446,21 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     // A generic read verb no catalog here knows ("get organizations" where
     // the tools say `list`) asks for nothing these tools lack: it is a
     // function word here, not a word to find.
-    for t in &mut raw {
+    // So is a word of context ("everybody", "for tomorrow") that no
+    // catalog here knows.
+    for i in 0..raw.len() {
+        let t = &raw[i];
+        let context = || {
+            let before = i
+                .checked_sub(1)
+                .map(|b| raw[b].surface.to_ascii_lowercase());
+            is_context_word(&t.surface.to_ascii_lowercase(), before.as_deref())
+        };
         if t.kind == TermKind::Scored
-            && OPTIONAL_NAME_VERBS.contains(&t.text.as_str())
+            && (OPTIONAL_NAME_VERBS.contains(&t.text.as_str()) || context())
             && known_id(indexes, &t.text).is_none()
         {
-            t.kind = TermKind::Stop;
+            raw[i].kind = TermKind::Stop;
         }
     }
     // Distinct scored terms; soft terms (numbers) only when nothing else.
@@ -529,6 +555,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     // tools are not answers. A query may name several. Numbers and the
     // generic read verbs (a connector called `fetch`) name nothing.
     let mut named = vec![false; indexes.len()];
+    let mut naming_parts: Vec<u16> = Vec::new();
     for &i in &terms {
         if raw[i].kind != TermKind::Scored || OPTIONAL_NAME_VERBS.contains(&raw[i].text.as_str()) {
             continue;
@@ -547,6 +574,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             (0..indexes.len())
                 .filter(|&src| holds(src).is_some())
                 .for_each(|src| named[src] = true);
+            naming_parts.push(raw[i].part);
         }
     }
     // A service's own word ("subreddit") names the connector whose id is
@@ -571,10 +599,41 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             .collect();
         if !holds.is_empty() && holds.iter().all(|&(_, as_connector)| as_connector) {
             holds.iter().for_each(|&(src, _)| named[src] = true);
+            naming_parts.extend(
+                raw.iter()
+                    .filter(|t| t.surface.eq_ignore_ascii_case(word))
+                    .map(|t| t.part),
+            );
         }
     }
     let names_connector = named.contains(&true);
-    let in_scope: Vec<bool> = if names_connector {
+    // In a query of several parts, a part that names no connector may be
+    // answered by any catalog: "redeploy the site to Vercel and announce
+    // it in the Teams channel" is Vercel's for its first part only. The
+    // other catalogs see only the words of such parts.
+    let open: Vec<bool> = (0..n_distinct)
+        .map(|d| {
+            raw.iter().zip(&raw_distinct).any(|(t, &td)| {
+                td == d && t.kind != TermKind::Stop && !naming_parts.contains(&t.part)
+            })
+        })
+        .collect();
+    let spread = names_connector && terms.iter().any(|&i| open[raw_distinct[i]] && required(i));
+    let local: Vec<Option<u32>> = if spread {
+        let mut local = local;
+        for (src, &named) in named.iter().enumerate() {
+            if !named {
+                for d in (0..n_distinct).filter(|&d| !open[d]) {
+                    local[src * n_distinct + d] = None;
+                }
+            }
+        }
+        local
+    } else {
+        local
+    };
+    let by_name_only: Vec<bool> = named.iter().map(|&named| spread && !named).collect();
+    let in_scope: Vec<bool> = if names_connector && !spread {
         named
     } else {
         vec![true; indexes.len()]
@@ -626,9 +685,25 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let service_mask: u32 = (0..terms.len())
         .filter(|&k| service_terms.contains(&raw[terms[k]].text))
         .fold(0, |m, k| m | 1 << k);
+    // A query asking for one thing is the tool whose name it spells when
+    // that tool carries its other words that some catalog knows: a word
+    // none knows ("3pm", a name) is carried by no tool, so it tells no
+    // tool from another.
+    let several_parts = has_several_parts(q.query);
+    let carried: u32 = if several_parts {
+        required_mask
+    } else {
+        (0..terms.len())
+            .filter(|&k| {
+                (0..indexes.len()).any(|src| local[src * n_distinct + term_distinct[k]].is_some())
+            })
+            .fold(0, |m, k| m | 1 << k)
+            & required_mask
+    };
     let query = Query {
         service_mask,
-        several_parts: has_several_parts(q.query),
+        carried,
+        several_parts,
         raw_distinct: &raw_distinct,
         distinct_scored: &distinct_scored,
         articles: &articles,
@@ -643,6 +718,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             .any(|&(a, b)| raw_distinct[a] == raw_distinct[b]),
         safety: q.safety,
         in_scope: &in_scope,
+        by_name_only: &by_name_only,
         op: intent.op,
         missing: &missing,
         scoped: q.scoped,

@@ -803,6 +803,127 @@ fn phrase_starting<'w>(
     })
 }
 
+/// Words of people in general, of conversation and of vague time
+/// ("everybody", "forgets", "quickly", "soon"): a request's context, not
+/// what it asks for. Where no catalog searched knows one, it is a function
+/// word for that search ([`super::rank`]); where one does, it is scored as
+/// any word. Sorted.
+const CONTEXT_WORDS: &[&str] = &[
+    "ago",
+    "anybody",
+    "anymore",
+    "apparently",
+    "appreciate",
+    "appreciated",
+    "asap",
+    "basically",
+    "bother",
+    "definitely",
+    "earlier",
+    "everybody",
+    "folks",
+    "forget",
+    "forgets",
+    "forgetting",
+    "forgot",
+    "forgotten",
+    "guess",
+    "guys",
+    "happen",
+    "happened",
+    "happens",
+    "honestly",
+    "hope",
+    "hoped",
+    "hoping",
+    "lately",
+    "later",
+    "literally",
+    "meanwhile",
+    "mind",
+    "nobody",
+    "probably",
+    "quick",
+    "quickly",
+    "recently",
+    "remember",
+    "remembered",
+    "remembers",
+    "seem",
+    "seemed",
+    "seems",
+    "somebody",
+    "soon",
+    "sorry",
+    "think",
+    "thinking",
+    "thought",
+    "wish",
+    "wonder",
+    "wondered",
+    "wondering",
+    "worried",
+    "worry",
+];
+
+/// Days and parts of the calendar ("tomorrow", "friday", "week"): context
+/// as [`CONTEXT_WORDS`] are when a preposition or a determiner of time
+/// comes before ("coming in tomorrow", "for thursday", "next week"); alone
+/// they may be what the query is about ("the price of bitcoin today").
+/// Sorted.
+const TIME_WORDS: &[&str] = &[
+    "afternoon",
+    "afternoons",
+    "evening",
+    "evenings",
+    "friday",
+    "fridays",
+    "monday",
+    "mondays",
+    "month",
+    "months",
+    "morning",
+    "mornings",
+    "night",
+    "nights",
+    "saturday",
+    "saturdays",
+    "sunday",
+    "sundays",
+    "thursday",
+    "thursdays",
+    "today",
+    "tomorrow",
+    "tonight",
+    "tuesday",
+    "tuesdays",
+    "wednesday",
+    "wednesdays",
+    "week",
+    "weekday",
+    "weekdays",
+    "weekend",
+    "weekends",
+    "weeks",
+    "yesterday",
+];
+
+/// The words that make a [`TIME_WORDS`] word after them an adverbial of
+/// time. Sorted.
+const BEFORE_TIME: &[&str] = &[
+    "after", "at", "before", "by", "each", "every", "for", "from", "in", "last", "next", "on",
+    "since", "this", "till", "until",
+];
+
+/// Whether `surface` (lowercased) is a word of context, given the query
+/// word before it (lowercased): one of [`CONTEXT_WORDS`], or one of
+/// [`TIME_WORDS`] after one of [`BEFORE_TIME`].
+pub(crate) fn is_context_word(surface: &str, before: Option<&str>) -> bool {
+    CONTEXT_WORDS.binary_search(&surface).is_ok()
+        || (TIME_WORDS.binary_search(&surface).is_ok()
+            && before.is_some_and(|b| BEFORE_TIME.binary_search(&b).is_ok()))
+}
+
 /// Conversational function words, sorted for binary search. Action words
 /// (`get`, `list`, `search`, `find`, `create`…) are deliberately absent.
 pub const STOPWORDS: &[&str] = &[

@@ -39,6 +39,9 @@ pub(super) struct Query<'a> {
     /// Per index: its tools may answer (the query names no connector, or
     /// names this one).
     pub in_scope: &'a [bool],
+    /// Per index: a query of several parts names other connectors in some
+    /// parts, and this index's tools answer its other parts by name only.
+    pub by_name_only: &'a [bool],
     /// What the query asks to do: tools doing the opposite are no answer.
     pub op: Op,
     /// Services the query names that no catalog here knows: an answer
@@ -46,6 +49,11 @@ pub(super) struct Query<'a> {
     pub missing: &'a [String],
     /// Terms that name a well-known service.
     pub service_mask: u32,
+    /// The required terms a tool spelled by the query must carry to be
+    /// the whole answer: every one, or in a query asking for one thing,
+    /// those some catalog searched knows (a word no catalog knows, a
+    /// value or context, is carried by no tool).
+    pub carried: u32,
     /// A conjunction or a list joins the query's words: it may ask for
     /// several things.
     pub several_parts: bool,
@@ -196,7 +204,7 @@ struct NameCtx {
 }
 
 impl NameCtx {
-    fn fill(&mut self, q: &Query<'_>, ids: &[Option<u32>]) {
+    fn fill(&mut self, q: &Query<'_>, ix: &CatalogIndex, ids: &[Option<u32>]) {
         self.raw_ids.clear();
         self.raw_ids.extend(q.raw_distinct.iter().map(|&d| ids[d]));
         self.article_free.clear();
@@ -204,7 +212,9 @@ impl NameCtx {
             self.raw_ids
                 .iter()
                 .zip(q.articles)
-                .filter(|(_, article)| !**article)
+                .filter(|(id, article)| {
+                    !**article && !id.is_some_and(|id| ix.is_connector_term(id))
+                })
                 .map(|(&id, _)| id),
         );
         self.scored_set.clear();
@@ -392,7 +402,7 @@ fn finish(
         coverage,
         mask,
         own,
-        spelled: name.spelled && name.name_len >= 2 && mask & req == req,
+        spelled: name.spelled && name.name_len >= 2 && mask & q.carried == q.carried,
         name_len: if complete_name && name.name_len >= 2 {
             name.name_len
         } else {
@@ -584,7 +594,7 @@ impl Scratch {
             if self.named.is_empty() {
                 continue;
             }
-            self.names.fill(q, ids);
+            self.names.fill(q, ix, ids);
             for i in 0..self.named.len() {
                 let tool = self.named[i];
                 if let Some(c) = self.one(source, ix, q, ids, tool) {
@@ -805,7 +815,7 @@ impl Scratch {
                 let complete = a.have >= u16::from(need);
                 let bigrams = a.hits >= bigram_hits;
                 if (complete || bigrams) && !names_ready {
-                    self.names.fill(q, ids);
+                    self.names.fill(q, ix, ids);
                     names_ready = true;
                 }
                 if complete {
@@ -817,6 +827,11 @@ impl Scratch {
                 if bigrams {
                     name.bigrams = self.names.bigrams(ix, tool);
                 }
+            }
+            // A catalog the query's connector-naming parts leave out
+            // answers its other parts by name only.
+            if q.by_name_only[source] && a.own == 0 {
+                continue;
             }
             // Nothing of the tool's own carries a query word: it matches
             // by its connector's id or description alone.
@@ -1024,10 +1039,12 @@ impl Scratch {
             names.sort_unstable_by(order);
             let window = self.top.window;
             let union = names.iter().fold(0, |m, c| m | c.mask);
+            // (A word no catalog knows leaves the page partial.)
+            let all = union & q.required_mask == q.required_mask;
             return (
                 names.iter().take(window).map(Cand::hit).collect(),
                 names.len(),
-                true,
+                all,
                 union,
             );
         }

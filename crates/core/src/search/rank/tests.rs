@@ -1645,3 +1645,179 @@ fn a_spelled_name_keeps_a_complete_name_that_spells_out_more() {
         "{names:?}"
     );
 }
+
+fn reminder_tools() -> Vec<ToolDef> {
+    vec![
+        tool(
+            "send_appointment_reminder",
+            "Send an SMS reminder to a patient about an appointment.",
+            false,
+        ),
+        tool(
+            "list_appointments",
+            "List appointments in a date range.",
+            true,
+        ),
+        tool("list_prices", "List the prices of products.", true),
+    ]
+}
+
+#[test]
+fn a_context_word_no_catalog_knows_is_a_function_word() {
+    // "everybody", "nobody", "forgets" and "in tomorrow" are the request's
+    // context: the one word left ("text", for SMS) finds the reminder.
+    let names = run_on(
+        reminder_tools(),
+        "can you text everybody coming in tomorrow so nobody forgets?",
+    );
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("send_appointment_reminder"),
+        "{names:?}"
+    );
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("clinic", reminder_tools())));
+    let refs = [&idx];
+    let r = rank_all(&refs, "text everybody about the gala");
+    assert_eq!(r.mode, MatchMode::Partial);
+    assert!(
+        r.analysis.ignored.contains(&"everybody".to_owned()),
+        "{:?}",
+        r.analysis
+    );
+}
+
+#[test]
+fn a_day_alone_is_what_the_query_is_about() {
+    // Without a preposition before it, "today" qualifies the price asked
+    // for: the bitcoin price is no product price list.
+    let names = run_on(reminder_tools(), "what's the price of bitcoin today");
+    assert!(names.is_empty(), "{names:?}");
+    // After one ("for today"), it is the request's context.
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("clinic", reminder_tools())));
+    let refs = [&idx];
+    let r = rank_all(&refs, "price of bitcoin for today");
+    assert!(
+        r.analysis.ignored.contains(&"today".to_owned()),
+        "{:?}",
+        r.analysis
+    );
+    let r = rank_all(&refs, "price of bitcoin today");
+    assert!(
+        r.analysis.unmatched.contains(&"today".to_owned()),
+        "{:?}",
+        r.analysis
+    );
+}
+
+#[test]
+fn a_context_word_a_catalog_knows_is_scored() {
+    let tools = vec![
+        tool("get_today_schedule", "The schedule for today.", true),
+        tool("get_schedule", "A provider's schedule for a week.", true),
+    ];
+    assert_first(&tools, "schedule for today", "get_today_schedule");
+}
+
+#[test]
+fn the_connector_may_sit_inside_a_spelled_name() {
+    let tools = vec![
+        tool("search_repositories", "Search GitHub repositories.", true),
+        tool(
+            "search_issues",
+            "Search issues and pull requests across repositories.",
+            true,
+        ),
+        tool("search_code", "Search code across repositories.", true),
+    ];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("github", tools)));
+    let refs = [&idx];
+    let r = rank_all(&refs, "search github repositories");
+    assert_eq!(hit_names(&refs, &r), ["search_repositories"]);
+    // Without the connector between them, the words spell no name.
+    let r = rank_all(&refs, "search across repositories");
+    assert!(r.hits.len() >= 2, "{:?}", hit_names(&refs, &r));
+}
+
+#[test]
+fn a_word_no_catalog_knows_does_not_keep_a_spelled_name_from_being_the_answer() {
+    let tools = vec![
+        tool(
+            "search_deals",
+            "Search deals by title; get each deal's owner.",
+            true,
+        ),
+        tool("get_deals", "List deals, or search deals by stage.", true),
+        tool("get_deal_owner", "Get the owner of a deal.", true),
+    ];
+    // "keyword" is no word of this catalog: `search_deals` is the answer,
+    // and the page still says the word is unmatched.
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("crm", tools)));
+    let refs = [&idx];
+    let r = rank_all(&refs, "search deals by keyword");
+    assert_eq!(hit_names(&refs, &r), ["search_deals"]);
+    assert_eq!(r.mode, MatchMode::Partial);
+    assert_eq!(r.analysis.unmatched, ["keyword"]);
+    // In a query of several parts, every word still counts: the other
+    // part may be another tool's.
+    let r = rank_all(&refs, "search deals by keyword and the owner of each deal");
+    assert!(
+        hit_names(&refs, &r).contains(&"get_deal_owner"),
+        "{:?}",
+        hit_names(&refs, &r)
+    );
+}
+
+#[test]
+fn a_part_naming_no_connector_is_answered_by_any_catalog() {
+    let catalogs = || {
+        vec![
+            (
+                "vercel",
+                vec![
+                    tool("deploy_site", "Deploy a site.", false),
+                    tool("list_teams", "List the teams you belong to.", true),
+                ],
+            ),
+            (
+                "teams",
+                vec![
+                    tool("post_update", "Post a release update to a channel.", false),
+                    tool("get_history", "Release updates posted in a channel.", true),
+                ],
+            ),
+        ]
+    };
+    // "Vercel" names its connector in the first part only; the second
+    // part's update is the other catalog's.
+    let names = run_across(
+        catalogs(),
+        "deploy the site to vercel and post the release update in the channel",
+    );
+    assert!(
+        names.contains(&"vercel.deploy_site".to_owned()),
+        "{names:?}"
+    );
+    assert!(names.contains(&"teams.post_update".to_owned()), "{names:?}");
+    // By name only: a tool whose description alone has the other part's
+    // words is no answer from the other catalog.
+    let names = run_across(
+        catalogs(),
+        "deploy to vercel and then updates posted in a channel",
+    );
+    assert!(
+        names.contains(&"vercel.deploy_site".to_owned()),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&"teams.get_history".to_owned()),
+        "{names:?}"
+    );
+    // One part, or parts split by a comma only, stay the named connector's.
+    let names = run_across(catalogs(), "post an update about the vercel deploy");
+    assert!(names.iter().all(|n| n.starts_with("vercel.")), "{names:?}");
+    let names = run_across(
+        catalogs(),
+        "the vercel site is down, can you post an update to the channel",
+    );
+    assert!(names.iter().all(|n| n.starts_with("vercel.")), "{names:?}");
+}
