@@ -202,7 +202,7 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
     let parts: Vec<u16> = part_starts(query, false)
         .into_iter()
         .map(|start| {
-            part += u16::from(start);
+            part = part.saturating_add(u16::from(start));
             part
         })
         .collect();
@@ -611,13 +611,12 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     // answered by any catalog: "redeploy the site to Vercel and announce
     // it in the Teams channel" is Vercel's for its first part only. The
     // other catalogs see only the words of such parts.
-    let open: Vec<bool> = (0..n_distinct)
-        .map(|d| {
-            raw.iter().zip(&raw_distinct).any(|(t, &td)| {
-                td == d && t.kind != TermKind::Stop && !naming_parts.contains(&t.part)
-            })
-        })
-        .collect();
+    let mut open = vec![false; n_distinct];
+    if names_connector {
+        for (t, &d) in raw.iter().zip(&raw_distinct) {
+            open[d] |= t.kind != TermKind::Stop && !naming_parts.contains(&t.part);
+        }
+    }
     let spread = names_connector && terms.iter().any(|&i| open[raw_distinct[i]] && required(i));
     let local: Vec<Option<u32>> = if spread {
         let mut local = local;
