@@ -233,6 +233,7 @@ const OBJECT_OPENERS: &[&str] = &[
 ];
 
 /// Words between clauses: each clause needs its own leading verb.
+/// (The first five join requests: [`Parts::Joined`].)
 const CONJUNCTIONS: &[&str] = &["and", "then", "also", "plus", "or", "after", "before"];
 
 /// A query of more than one clause or item: a conjunction joins its words
@@ -240,30 +241,44 @@ const CONJUNCTIONS: &[&str] = &["and", "then", "also", "plus", "or", "after", "b
 /// lists them ("contacts, companies"; not "1,024", "drag-and-drop" or
 /// "R&D").
 pub(crate) fn has_several_parts(query: &str) -> bool {
-    part_starts(query, true).contains(&true)
+    let mut several = false;
+    for_each_part_start(query, Parts::Listed, |start| several |= start);
+    several
 }
 
-/// Per word of `query` (as [`for_each_word_with_gap`] splits it): the
-/// word starts a new part of a query asking for several things (see
-/// [`has_several_parts`]). The first word starts none.
-pub(crate) fn part_starts(query: &str, commas: bool) -> Vec<bool> {
-    let mut starts = Vec::new();
+/// Which boundaries make parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Parts {
+    /// Every one [`has_several_parts`] knows: conjunctions, lists.
+    Listed,
+    /// Requests joined as such: "and", "then", "also", "plus", "or", ";"
+    /// and a standalone "&". Not commas (context before a request: "the
+    /// site is down, can you…"), nor "before" and "after" (a time clause:
+    /// "deploy before the tests run").
+    Joined,
+}
+
+/// Calls `f` once per word of `query` (as [`for_each_word_with_gap`]
+/// splits it) with whether the word starts a new part (`parts`); the
+/// first word starts none.
+pub(crate) fn for_each_part_start(query: &str, parts: Parts, mut f: impl FnMut(bool)) {
     let mut last: &str = "";
     for_each_word_with_gap(query, |w, gap| {
         let in_number = gap == ","
             && last.ends_with(|c: char| c.is_ascii_digit())
             && w.starts_with(|c: char| c.is_ascii_digit());
         let apart = gap.chars().all(char::is_whitespace);
-        starts.push(
-            (gap.contains(';') || commas && gap.contains(',') && !in_number)
+        let joins = match parts {
+            Parts::Listed => CONJUNCTIONS,
+            Parts::Joined => &CONJUNCTIONS[..5],
+        };
+        f(
+            (gap.contains(';') || parts == Parts::Listed && gap.contains(',') && !in_number)
                 || gap.trim() == "&" && gap.len() > 1
-                || (apart
-                    && !last.is_empty()
-                    && CONJUNCTIONS.iter().any(|c| w.eq_ignore_ascii_case(c))),
+                || (apart && !last.is_empty() && joins.iter().any(|c| w.eq_ignore_ascii_case(c))),
         );
         last = w;
     });
-    starts
 }
 
 /// The kind of change a verb makes. A query that asks for one kind is

@@ -50,7 +50,7 @@ use std::cmp::Ordering;
 use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, F_SYN, OPTIONAL_NAME_VERBS};
-use super::operation::{Op, has_several_parts, part_starts, query_intent};
+use super::operation::{Op, Parts, for_each_part_start, has_several_parts, query_intent};
 use super::services::{Mention, missing_services, service_mentions};
 use super::tokenize::{
     TermKind, for_each_term, is_context_word, is_stopword, phrases_for, query_phrase, query_words,
@@ -182,8 +182,8 @@ struct QTerm {
     /// The term's id in the shared vocabulary (`None`: no index has it).
     shared: Option<u32>,
     /// Which part of a query asking for several things the term is in
-    /// (counted from 0; see [`part_starts`]).
-    part: u16,
+    /// (counted from 0, at most 63; see [`Parts::Joined`]).
+    part: u8,
 }
 
 /// The query as a term sequence, compounds resolved against the catalogs:
@@ -198,14 +198,14 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             _ => None,
         })
         .collect();
-    let mut part = 0u16;
-    let parts: Vec<u16> = part_starts(query, false)
-        .into_iter()
-        .map(|start| {
-            part = part.saturating_add(u16::from(start));
-            part
-        })
-        .collect();
+    // Each word's part, counted from 0 (the 64th and later parts share
+    // the last number).
+    let mut parts: Vec<u8> = Vec::with_capacity(words.len());
+    let mut part = 0u8;
+    for_each_part_start(query, Parts::Joined, |start| {
+        part = (part + u8::from(start)).min(63);
+        parts.push(part);
+    });
     let mut next = 0;
     for (i, word) in words.iter().enumerate() {
         if i < next {
@@ -432,6 +432,15 @@ fn name_spells(indexes: &[&CatalogIndex], phrase: &[&str]) -> bool {
     })
 }
 
+/// `word` in lower case, copied only when it has capitals.
+fn lowercase(word: &str) -> std::borrow::Cow<'_, str> {
+    if word.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(word.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(word)
+    }
+}
+
 /// Rank every admitted tool of `indexes` against `q`, returning the first
 /// `window` hits sorted (the rest are only counted, which keeps a query that
 /// matches 10,000 tools cheap).
@@ -451,10 +460,8 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     for i in 0..raw.len() {
         let t = &raw[i];
         let context = || {
-            let before = i
-                .checked_sub(1)
-                .map(|b| raw[b].surface.to_ascii_lowercase());
-            is_context_word(&t.surface.to_ascii_lowercase(), before.as_deref())
+            let before = i.checked_sub(1).map(|b| lowercase(&raw[b].surface));
+            is_context_word(&lowercase(&t.surface), before.as_deref())
         };
         if t.kind == TermKind::Scored
             && (OPTIONAL_NAME_VERBS.contains(&t.text.as_str()) || context())
@@ -555,7 +562,14 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     // tools are not answers. A query may name several. Numbers and the
     // generic read verbs (a connector called `fetch`) name nothing.
     let mut named = vec![false; indexes.len()];
-    let mut naming_parts: Vec<u16> = Vec::new();
+    // The parts that name a connector, as a bit set.
+    let mut naming_parts = 0u64;
+    let parts_of = |d: usize| {
+        raw.iter()
+            .zip(&raw_distinct)
+            .filter(|&(_, &rd)| rd == d)
+            .fold(0u64, |m, (t, _)| m | 1 << t.part)
+    };
     for &i in &terms {
         if raw[i].kind != TermKind::Scored || OPTIONAL_NAME_VERBS.contains(&raw[i].text.as_str()) {
             continue;
@@ -574,7 +588,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             (0..indexes.len())
                 .filter(|&src| holds(src).is_some())
                 .for_each(|src| named[src] = true);
-            naming_parts.push(raw[i].part);
+            naming_parts |= parts_of(d);
         }
     }
     // A service's own word ("subreddit") names the connector whose id is
@@ -599,22 +613,48 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
             .collect();
         if !holds.is_empty() && holds.iter().all(|&(_, as_connector)| as_connector) {
             holds.iter().for_each(|&(src, _)| named[src] = true);
-            naming_parts.extend(
-                raw.iter()
-                    .filter(|t| t.surface.eq_ignore_ascii_case(word))
-                    .map(|t| t.part),
-            );
+            naming_parts |= raw
+                .iter()
+                .filter(|t| t.surface.eq_ignore_ascii_case(word))
+                .fold(0u64, |m, t| m | 1 << t.part);
         }
     }
     let names_connector = named.contains(&true);
     // In a query of several parts, a part that names no connector may be
     // answered by any catalog: "redeploy the site to Vercel and announce
     // it in the Teams channel" is Vercel's for its first part only. The
-    // other catalogs see only the words of such parts.
+    // other catalogs see only the words of such parts. A part whose
+    // words the named connectors' tool names all carry (the generic read
+    // verbs and words no catalog knows aside) is theirs: "show vercel
+    // deployments and list projects" stays Vercel's, whose
+    // `list_projects` says "projects".
     let mut open = vec![false; n_distinct];
     if names_connector {
+        let in_named_name = |d: usize| {
+            indexes.iter().enumerate().any(|(src, ix)| {
+                named[src]
+                    && local[src * n_distinct + d].is_some_and(|id| {
+                        ix.raw_postings(id)
+                            .iter()
+                            .any(|&p| CatalogIndex::posting_fields(p) & (F_NAME | F_SYN) != 0)
+                    })
+            })
+        };
+        let known = |d: usize| (0..indexes.len()).any(|src| local[src * n_distinct + d].is_some());
+        let mut covered = !naming_parts;
         for (t, &d) in raw.iter().zip(&raw_distinct) {
-            open[d] |= t.kind != TermKind::Stop && !naming_parts.contains(&t.part);
+            if covered & 1 << t.part != 0
+                && t.kind == TermKind::Scored
+                && !OPTIONAL_NAME_VERBS.contains(&t.text.as_str())
+                && known(d)
+                && !in_named_name(d)
+            {
+                covered &= !(1 << t.part);
+            }
+        }
+        naming_parts |= covered;
+        for (t, &d) in raw.iter().zip(&raw_distinct) {
+            open[d] |= t.kind != TermKind::Stop && naming_parts & 1 << t.part == 0;
         }
     }
     let spread = names_connector && terms.iter().any(|&i| open[raw_distinct[i]] && required(i));
@@ -632,6 +672,12 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         local
     };
     let by_name_only: Vec<bool> = named.iter().map(|&named| spread && !named).collect();
+    let open_words: u32 = (0..terms.len())
+        .filter(|&k| {
+            open[raw_distinct[terms[k]]]
+                && !OPTIONAL_NAME_VERBS.contains(&raw[terms[k]].text.as_str())
+        })
+        .fold(0, |m, k| m | 1 << k);
     let in_scope: Vec<bool> = if names_connector && !spread {
         named
     } else {
@@ -694,7 +740,9 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     } else {
         (0..terms.len())
             .filter(|&k| {
-                (0..indexes.len()).any(|src| local[src * n_distinct + term_distinct[k]].is_some())
+                (0..indexes.len()).any(|src| {
+                    in_scope[src] && local[src * n_distinct + term_distinct[k]].is_some()
+                })
             })
             .fold(0, |m, k| m | 1 << k)
             & required_mask
@@ -718,6 +766,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         safety: q.safety,
         in_scope: &in_scope,
         by_name_only: &by_name_only,
+        open_words,
         op: intent.op,
         missing: &missing,
         scoped: q.scoped,

@@ -42,6 +42,9 @@ pub(super) struct Query<'a> {
     /// Per index: a query of several parts names other connectors in some
     /// parts, and this index's tools answer its other parts by name only.
     pub by_name_only: &'a [bool],
+    /// The terms of the parts naming no connector that such a name must
+    /// carry (the generic read verbs aside).
+    pub open_words: u32,
     /// What the query asks to do: tools doing the opposite are no answer.
     pub op: Op,
     /// Services the query names that no catalog here knows: an answer
@@ -777,6 +780,12 @@ impl Scratch {
             if !every_tool && a.mask == 0 {
                 continue;
             }
+            // A catalog the query's connector-naming parts leave out
+            // answers its other parts by name only (a generic read verb
+            // such as `get` is no name of an answer).
+            if q.by_name_only[source] && a.own & q.open_words == 0 {
+                continue;
+            }
             let read_only = ix.read_only(tool);
             if !admits(q.safety, read_only) {
                 continue;
@@ -827,11 +836,6 @@ impl Scratch {
                 if bigrams {
                     name.bigrams = self.names.bigrams(ix, tool);
                 }
-            }
-            // A catalog the query's connector-naming parts leave out
-            // answers its other parts by name only.
-            if q.by_name_only[source] && a.own == 0 {
-                continue;
             }
             // Nothing of the tool's own carries a query word: it matches
             // by its connector's id or description alone.

@@ -1715,7 +1715,15 @@ fn a_context_word_a_catalog_knows_is_scored() {
         tool("get_today_schedule", "The schedule for today.", true),
         tool("get_schedule", "A provider's schedule for a week.", true),
     ];
-    assert_first(&tools, "schedule for today", "get_today_schedule");
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("clinic", tools)));
+    let refs = [&idx];
+    let r = rank_all(&refs, "schedule for today");
+    assert_eq!(hit_names(&refs, &r), ["get_today_schedule"]);
+    assert!(
+        !r.analysis.ignored.contains(&"today".to_owned()),
+        "{:?}",
+        r.analysis
+    );
 }
 
 #[test]
@@ -1820,4 +1828,163 @@ fn a_part_naming_no_connector_is_answered_by_any_catalog() {
         "the vercel site is down, can you post an update to the channel",
     );
     assert!(names.iter().all(|n| n.starts_with("vercel.")), "{names:?}");
+}
+
+/// Vercel's tools beside a chat catalog, a CI catalog, a code host and a
+/// monitoring catalog that share their words.
+fn several_catalogs() -> Vec<(&'static str, Vec<ToolDef>)> {
+    vec![
+        (
+            "vercel",
+            vec![
+                tool("deploy_site", "Deploy a site.", false),
+                tool("get_logs", "Build logs of a deployment.", true),
+                tool("list_projects", "List the projects.", true),
+                tool("delete_deployment", "Delete a deployment.", false),
+            ],
+        ),
+        (
+            "teams",
+            vec![
+                tool("post_update", "Post an update to a channel.", false),
+                tool(
+                    "post_site_deploy_update",
+                    "Post a site deploy update.",
+                    false,
+                ),
+                tool("get_history", "Release updates posted in a channel.", true),
+            ],
+        ),
+        ("ci", vec![tool("run_tests", "Run the test suite.", false)]),
+        (
+            "github",
+            vec![tool(
+                "list_projects",
+                "List the projects of a repository.",
+                true,
+            )],
+        ),
+        ("datadog", vec![tool("get_logs", "Search logs.", true)]),
+        (
+            "docs",
+            vec![
+                tool("delete_page", "Delete a page.", false),
+                tool("get_page", "Get the stale release notes pages.", true),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn a_connector_named_in_several_parts_keeps_each_of_them() {
+    // "vercel" names its connector in the first and third parts: the
+    // logs are Vercel's, not Datadog's.
+    let names = run_across(
+        several_catalogs(),
+        "deploy the site on vercel and post an update to the channel and get the vercel logs",
+    );
+    assert!(names.contains(&"teams.post_update".to_owned()), "{names:?}");
+    assert!(!names.contains(&"datadog.get_logs".to_owned()), "{names:?}");
+}
+
+#[test]
+fn a_part_the_named_connectors_names_carry_stays_theirs() {
+    let names = run_across(
+        several_catalogs(),
+        "show vercel deployments and list projects",
+    );
+    assert!(names.iter().all(|n| n.starts_with("vercel.")), "{names:?}");
+    // "Before" starts a time clause, not a request of its own.
+    let names = run_across(
+        several_catalogs(),
+        "deploy the site to vercel before the tests run",
+    );
+    assert!(!names.contains(&"ci.run_tests".to_owned()), "{names:?}");
+}
+
+#[test]
+fn the_other_catalogs_see_only_the_words_of_the_parts_naming_no_connector() {
+    // Seeing every word, `post_site_deploy_update` ("site", "deploy")
+    // came first; it answers the second part only by "post" and "update".
+    let names = run_across(
+        several_catalogs(),
+        "deploy the site to vercel and post an update",
+    );
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("vercel.deploy_site"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"teams.post_update".to_owned()), "{names:?}");
+    // A generic read verb in a name ("get") is no name of an answer.
+    let names = run_across(
+        several_catalogs(),
+        "deploy to vercel and then get updates posted in a channel",
+    );
+    assert!(
+        !names.contains(&"teams.get_history".to_owned()),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_catalog_answering_by_name_only_counts_nothing_else_as_left_out() {
+    // The docs' reader and publisher match the second part by their
+    // descriptions alone: no answers, and so not counted as tools the
+    // request left out for their operation or kind (which would change
+    // the no-match hint and the relevance cut's bar).
+    let catalogs = [
+        (
+            "vercel",
+            vec![tool("delete_deployment", "Delete a deployment.", false)],
+        ),
+        (
+            "docs",
+            vec![
+                tool("delete_page", "Delete a page.", false),
+                tool(
+                    "publish_entry",
+                    "Publish release notes to the stale pages.",
+                    false,
+                ),
+                tool("get_entry", "Get the release notes of stale pages.", true),
+            ],
+        ),
+    ];
+    let idx: Vec<CatalogIndex> = catalogs
+        .into_iter()
+        .map(|(id, tools)| CatalogIndex::build(Arc::new(Catalog::new(id, tools))))
+        .collect();
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let r = rank_all(
+        &refs,
+        "delete the vercel deployment and then delete the stale release notes pages",
+    );
+    let names = hit_names(&refs, &r);
+    assert!(names.contains(&"delete_page"), "{names:?}");
+    assert_eq!((r.opposed, r.other_change), (0, 0), "{names:?}");
+}
+
+#[test]
+fn a_word_only_a_catalog_left_out_knows_is_carried_by_no_answer() {
+    let catalogs = || {
+        vec![
+            (
+                "github",
+                vec![
+                    tool("search_repositories", "Search GitHub repositories.", true),
+                    tool("search_issues", "Search issues across repositories.", true),
+                    tool("search_code", "Search code across repositories.", true),
+                ],
+            ),
+            (
+                "reviews",
+                vec![tool("get_rating", "Get stars and reviews.", true)],
+            ),
+        ]
+    };
+    assert_eq!(
+        run_across(catalogs(), "search github repositories by stars"),
+        ["github.search_repositories"]
+    );
 }
