@@ -534,14 +534,23 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     }
     // IDF over exactly these indexes.
     let n_docs: usize = indexes.iter().map(|ix| ix.len()).sum();
+    // (And per scored term, whether some catalog knows it at all.)
+    let mut known_mask = 0u32;
     let weights: Vec<f32> = term_distinct
         .iter()
-        .map(|&d| {
+        .enumerate()
+        .map(|(k, &d)| {
+            let mut known = false;
             let df: usize = indexes
                 .iter()
                 .enumerate()
-                .filter_map(|(src, ix)| local[src * n_distinct + d].map(|id| ix.doc_freq(id)))
+                .filter_map(|(src, ix)| {
+                    let id = local[src * n_distinct + d]?;
+                    known = true;
+                    Some(ix.doc_freq(id))
+                })
                 .sum();
+            known_mask |= u32::from(known) << k;
             // A word no tool carries itself (no catalog knows it, or only
             // as a connector's description word or a name word's group
             // word) may be the operation nobody here offers, but is as
@@ -671,7 +680,11 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     } else {
         local
     };
-    let by_name_only: Vec<bool> = named.iter().map(|&named| spread && !named).collect();
+    let by_name_only: Vec<bool> = if spread {
+        named.iter().map(|&named| !named).collect()
+    } else {
+        Vec::new()
+    };
     let open_words: u32 = (0..terms.len())
         .filter(|&k| {
             open[raw_distinct[terms[k]]]
@@ -737,6 +750,8 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let several_parts = has_several_parts(q.query);
     let carried: u32 = if several_parts {
         required_mask
+    } else if !names_connector {
+        known_mask & required_mask
     } else {
         (0..terms.len())
             .filter(|&k| {

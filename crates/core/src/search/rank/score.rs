@@ -40,7 +40,8 @@ pub(super) struct Query<'a> {
     /// names this one).
     pub in_scope: &'a [bool],
     /// Per index: a query of several parts names other connectors in some
-    /// parts, and this index's tools answer its other parts by name only.
+    /// parts, and this index's tools answer its other parts by name only
+    /// (empty: none does).
     pub by_name_only: &'a [bool],
     /// The terms of the parts naming no connector that such a name must
     /// carry (the generic read verbs aside).
@@ -773,6 +774,7 @@ impl Scratch {
         // scores the same: `(score bits, mask, read-only, name)` → result
         // (and plausibility). Long runs of alike tools cost one `finish`.
         let mut memo: Option<Memo> = None;
+        let name_only = q.by_name_only.get(source).copied().unwrap_or(false);
         let count = if dense { n } else { self.touched.len() };
         for i in 0..count {
             let tool = if dense { i as u32 } else { self.touched[i] };
@@ -783,7 +785,7 @@ impl Scratch {
             // A catalog the query's connector-naming parts leave out
             // answers its other parts by name only (a generic read verb
             // such as `get` is no name of an answer).
-            if q.by_name_only[source] && a.own & q.open_words == 0 {
+            if name_only && a.own & q.open_words == 0 {
                 continue;
             }
             let read_only = ix.read_only(tool);
