@@ -302,6 +302,14 @@ impl CatalogIndex {
         &self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize]
     }
 
+    /// Some tool carries the term in its name, or a word of its group
+    /// there.
+    pub(crate) fn in_a_name(&self, term: u32) -> bool {
+        self.raw_postings(term)
+            .iter()
+            .any(|&p| Self::posting_fields(p) & (F_NAME | F_SYN) != 0)
+    }
+
     /// The tool of a posting.
     #[inline]
     pub(crate) fn posting_tool(posting: u32) -> usize {

@@ -49,7 +49,7 @@ use std::cmp::Ordering;
 
 use crate::policy::Safety;
 
-use super::index::{CatalogIndex, F_NAME, F_SYN, OPTIONAL_NAME_VERBS};
+use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
 use super::operation::{Op, Parts, for_each_part_start, has_several_parts, query_intent};
 use super::services::{Mention, missing_services, service_mentions};
 use super::tokenize::{
@@ -403,13 +403,9 @@ fn a_name_holds<'w>(indexes: &[&CatalogIndex], words: impl Iterator<Item = &'w s
 /// Some tool of `indexes` carries `term` in its name, or a word of its
 /// group there.
 fn a_name_carries(indexes: &[&CatalogIndex], term: &str) -> bool {
-    indexes.iter().any(|ix| {
-        ix.term_id(term).is_some_and(|id| {
-            ix.raw_postings(id)
-                .iter()
-                .any(|&p| CatalogIndex::posting_fields(p) & (F_NAME | F_SYN) != 0)
-        })
-    })
+    indexes
+        .iter()
+        .any(|ix| ix.term_id(term).is_some_and(|id| ix.in_a_name(id)))
 }
 
 /// Some tool of `indexes` has every word of `phrase` in its name,
@@ -432,15 +428,6 @@ fn name_spells(indexes: &[&CatalogIndex], phrase: &[&str]) -> bool {
     })
 }
 
-/// `word` in lower case, copied only when it has capitals.
-fn lowercase(word: &str) -> std::borrow::Cow<'_, str> {
-    if word.bytes().any(|b| b.is_ascii_uppercase()) {
-        std::borrow::Cow::Owned(word.to_ascii_lowercase())
-    } else {
-        std::borrow::Cow::Borrowed(word)
-    }
-}
-
 /// Rank every admitted tool of `indexes` against `q`, returning the first
 /// `window` hits sorted (the rest are only counted, which keeps a query that
 /// matches 10,000 tools cheap).
@@ -459,9 +446,10 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     // catalog here knows.
     for i in 0..raw.len() {
         let t = &raw[i];
+        // (Surfaces are lowercase.)
         let context = || {
-            let before = i.checked_sub(1).map(|b| lowercase(&raw[b].surface));
-            is_context_word(&lowercase(&t.surface), before.as_deref())
+            let before = i.checked_sub(1).map(|b| raw[b].surface.as_str());
+            is_context_word(&t.surface, before)
         };
         if t.kind == TermKind::Scored
             && (OPTIONAL_NAME_VERBS.contains(&t.text.as_str()) || context())
@@ -641,12 +629,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     if names_connector {
         let in_named_name = |d: usize| {
             indexes.iter().enumerate().any(|(src, ix)| {
-                named[src]
-                    && local[src * n_distinct + d].is_some_and(|id| {
-                        ix.raw_postings(id)
-                            .iter()
-                            .any(|&p| CatalogIndex::posting_fields(p) & (F_NAME | F_SYN) != 0)
-                    })
+                named[src] && local[src * n_distinct + d].is_some_and(|id| ix.in_a_name(id))
             })
         };
         let known = |d: usize| (0..indexes.len()).any(|src| local[src * n_distinct + d].is_some());
