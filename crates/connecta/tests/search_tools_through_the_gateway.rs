@@ -977,3 +977,27 @@ async fn a_part_naming_no_connector_is_answered_by_the_other_catalogs() {
         "{found:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_verb_opening_a_name_is_its_verb_whatever_follows() {
+    let config = api_connector(
+        "crm",
+        None,
+        &[
+            (
+                "update_list_status_for_contact",
+                "Subscribe or unsubscribe a contact to or from a list",
+                false,
+            ),
+            ("list_contacts", "List contacts", true),
+        ],
+    );
+    let gw = Gateway::start(&config);
+    let client = connect(&gw.url()).await;
+    let page = search_tools(&client, json!({"query": "unsubscribe a contact"})).await;
+    assert_eq!(
+        names(&page),
+        ["crm.update_list_status_for_contact"],
+        "{page}"
+    );
+}

@@ -749,6 +749,14 @@ impl Builder {
                         }
                         *op = emit.op;
                         *seen += 1;
+                        // A first word that is a verb of no operation
+                        // list (`update`, `post`, `export`) is the name's
+                        // verb: the words after it are its object, not
+                        // another verb (`update_list_status` does not
+                        // list).
+                        if *seen == 1 && emit.op == Op::Unknown && emit.lead_change.is_some() {
+                            *seen = NAME_VERB_SPAN;
+                        }
                     }
                     if emit.stop || emit.optional_verb {
                         self.term_flags[id as usize] |= T_NAME_STOP;

@@ -1988,3 +1988,23 @@ fn a_word_only_a_catalog_left_out_knows_is_carried_by_no_answer() {
         ["github.search_repositories"]
     );
 }
+
+#[test]
+fn a_verb_opening_a_name_makes_the_words_after_it_its_object() {
+    // `update` opens the name: `list` after it is the thing updated, so
+    // the tool does not only read, and a request to change may have it.
+    let tools = vec![
+        tool(
+            "update_list_status_for_contact",
+            "Subscribe or unsubscribe a contact to or from a list.",
+            false,
+        ),
+        tool("list_contacts", "List contacts.", true),
+    ];
+    let idx = CatalogIndex::build(Arc::new(Catalog::new("crm", tools)));
+    assert_eq!(idx.op(0), Op::Unknown);
+    assert_eq!(idx.op(1), Op::Read);
+    let refs = [&idx];
+    let r = rank_all(&refs, "unsubscribe a contact");
+    assert_eq!(hit_names(&refs, &r), ["update_list_status_for_contact"]);
+}
