@@ -233,8 +233,11 @@ const OBJECT_OPENERS: &[&str] = &[
 ];
 
 /// Words between clauses: each clause needs its own leading verb.
-/// (The first five join requests: [`Parts::Joined`].)
 const CONJUNCTIONS: &[&str] = &["and", "then", "also", "plus", "or", "after", "before"];
+
+/// The conjunctions that join requests ([`Parts::Joined`]): not "after"
+/// and "before", which open a time clause.
+const REQUEST_JOINS: &[&str] = &["and", "then", "also", "plus", "or"];
 
 /// A query of more than one clause or item: a conjunction joins its words
 /// ("contacts and companies", "contacts & companies"), or punctuation
@@ -270,7 +273,7 @@ pub(crate) fn for_each_part_start(query: &str, parts: Parts, mut f: impl FnMut(b
         let apart = gap.chars().all(char::is_whitespace);
         let joins = match parts {
             Parts::Listed => CONJUNCTIONS,
-            Parts::Joined => &CONJUNCTIONS[..5],
+            Parts::Joined => REQUEST_JOINS,
         };
         f(
             (gap.contains(';') || parts == Parts::Listed && gap.contains(',') && !in_number)
@@ -1250,6 +1253,19 @@ mod tests {
         assert!(has_several_parts("zones; dns records"));
         assert!(!has_several_parts("git staged changes diff"));
         assert!(has_several_parts("contacts & companies"));
+        // Requests joined as such: no comma, no time clause.
+        let joined = |q: &str| {
+            let mut starts = Vec::new();
+            for_each_part_start(q, Parts::Joined, |s| starts.push(s));
+            starts
+        };
+        assert_eq!(
+            joined("deploy the site then post"),
+            [false, false, false, true, false]
+        );
+        assert!(!joined("deploy the site before the tests run").contains(&true));
+        assert!(!joined("the site is down, can you post").contains(&true));
+        assert!(has_several_parts("deploy the site before the tests run"));
         // Whole words only, and no number, compound or initialism.
         assert!(!has_several_parts("brand new handoff"));
         assert!(!has_several_parts("pull request 1,024 changed files"));

@@ -1206,6 +1206,9 @@ mod tests {
     #[test]
     fn stopword_list_is_sorted_for_binary_search() {
         assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        for list in [CONTEXT_WORDS, TIME_WORDS, BEFORE_TIME] {
+            assert!(list.windows(2).all(|w| w[0] < w[1]), "{list:?}");
+        }
     }
 
     #[test]

@@ -415,6 +415,27 @@ fn finish(
     }
 }
 
+/// The share of the query's weight that a name's query terms carry, kept
+/// for the last name asked: alike tools share their names' terms, so a
+/// run of them costs one sum, not one each.
+#[derive(Debug, Clone, Copy)]
+struct LastShare(u32, f32);
+
+impl Default for LastShare {
+    fn default() -> LastShare {
+        LastShare(u32::MAX, 0.0)
+    }
+}
+
+impl LastShare {
+    fn of(&mut self, own: u32, q: &Query<'_>) -> f32 {
+        if self.0 != own {
+            *self = LastShare(own, coverage(own, q));
+        }
+        self.1
+    }
+}
+
 /// Set bit positions, ascending.
 fn bits(mut m: u32) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
@@ -548,8 +569,8 @@ pub(super) struct Scratch {
     /// The largest share of the query's weight that the name of a match
     /// carrying every scored term carries (`-1`: there is none).
     best_all_own: f32,
-    /// The last name's query terms and their share of the weight.
-    last_own: (u32, f32),
+    /// The last complete match's name share.
+    last_own: LastShare,
     union_mask: u32,
     union_own: u32,
     /// Candidates with a complete name of two words or more (spelled
@@ -660,7 +681,7 @@ impl Scratch {
         self.total = 0;
         self.all_terms = false;
         self.best_all_own = -1.0;
-        self.last_own = (u32::MAX, 0.0);
+        self.last_own = LastShare::default();
         self.union_mask = 0;
         self.union_own = 0;
         self.complete_names.clear();
@@ -1003,10 +1024,7 @@ impl Scratch {
     /// [`Scratch::cut`] keeps partial names that carry more. (Alike tools
     /// share `own`: the last share is kept rather than summed again.)
     fn note_all_terms(&mut self, own: u32, q: &Query<'_>) {
-        if self.last_own.0 != own {
-            self.last_own = (own, coverage(own, q));
-        }
-        self.best_all_own = self.best_all_own.max(self.last_own.1);
+        self.best_all_own = self.best_all_own.max(self.last_own.of(own, q));
     }
 
     fn accept(&mut self, c: &Cand) {
@@ -1069,18 +1087,8 @@ impl Scratch {
         } else {
             self.best_all_own
         };
-        // (Alike tools share their names' query words: the last share is
-        // kept rather than summed again for each.)
-        let mut last = (u32::MAX, 0.0);
-        let mut carries_more = |own: u32| {
-            if answered < 0.0 {
-                return true;
-            }
-            if last.0 != own {
-                last = (own, coverage(own, q));
-            }
-            last.1 > answered
-        };
+        let mut last = LastShare::default();
+        let mut carries_more = |own: u32| answered < 0.0 || last.of(own, q) > answered;
         for c in pending.iter().filter(|c| carries_more(c.own)) {
             if c.base >= KEEP_RATIO * best_base && c.coverage >= KEEP_COVERAGE {
                 self.union_own |= c.own;
