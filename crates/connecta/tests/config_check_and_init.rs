@@ -85,3 +85,33 @@ fn serve_refuses_an_invalid_config_without_starting() {
         "{err}"
     );
 }
+
+#[test]
+fn serve_refuses_listen_flag_that_opens_the_endpoint_off_loopback() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    std::fs::write(&path, "[auth]\nopen = true\n").expect("write");
+    let (status, _, err) = run(
+        Command::new(bin())
+            .args(["serve", "--listen", "0.0.0.0:1", "--config"])
+            .arg(&path),
+        Duration::from_secs(30),
+    );
+    assert!(!status.success(), "{err}");
+    assert!(
+        err.contains("--listen 0.0.0.0:1: auth.open = true is refused on a non-loopback listen"),
+        "{err}"
+    );
+    // The built-in demo config is open too: the flag cannot expose it.
+    let (status, _, err) = run(
+        Command::new(bin())
+            .current_dir(dir.path())
+            .args(["serve", "--listen", "0.0.0.0:1"]),
+        Duration::from_secs(30),
+    );
+    assert!(!status.success(), "{err}");
+    assert!(
+        err.contains("the built-in demo config: --listen 0.0.0.0:1"),
+        "{err}"
+    );
+}

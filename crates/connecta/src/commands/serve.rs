@@ -30,9 +30,13 @@ pub async fn run(
         Err(LoadError::Other(e)) => return Err(e),
     };
     if let Some(l) = listen {
-        loaded.config.server.listen = l
+        let addr = l
             .parse::<SocketAddr>()
             .with_context(|| format!("--listen {l} is not an address like 127.0.0.1:8787"))?;
+        if let Err(e) = loaded.config.listen_on(addr) {
+            eprintln!("{}: --listen {l}: {e}", loaded.describe());
+            return Ok(ExitCode::FAILURE);
+        }
     }
     crate::logging::init(&loaded.config.log);
     for w in &loaded.config.warnings {

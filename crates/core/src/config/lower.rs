@@ -222,6 +222,32 @@ fn lower_server(raw: RawServer, sink: &mut Sink<'_>) -> ServerConfig {
     }
 }
 
+impl Config {
+    /// Listen on `addr` instead of `server.listen` (the `--listen` flag),
+    /// with what follows from the address as if the file had said it: a
+    /// public URL derived from the listen address follows it, and an open
+    /// endpoint is refused off loopback.
+    pub fn listen_on(&mut self, addr: SocketAddr) -> Result<(), String> {
+        if self.auth.open && !addr.ip().is_loopback() {
+            return Err(format!(
+                "auth.open = true is refused on a non-loopback listen address ({addr}); set bearer tokens or listen on 127.0.0.1"
+            ));
+        }
+        let server = &mut self.server;
+        let derived = format!("http://{}", display_host(server.listen));
+        if server.public_url == derived {
+            server.public_url = format!("http://{}", display_host(addr));
+            if let Some(host) = host_of(&server.public_url)
+                && !server.allowed_hosts.contains(&host)
+            {
+                server.allowed_hosts.push(host);
+            }
+        }
+        server.listen = addr;
+        Ok(())
+    }
+}
+
 fn default_listen() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 8787))
 }
@@ -1286,5 +1312,42 @@ mod tests {
         );
         assert_eq!(host_of("http://[::1]:8787").as_deref(), Some("::1"));
         assert_eq!(host_of("http://localhost").as_deref(), Some("localhost"));
+    }
+
+    fn addr(s: &str) -> SocketAddr {
+        s.parse().expect("an address")
+    }
+
+    fn config(text: &str) -> Config {
+        let env = |_: &str| Some("a-bearer-token-of-32-characters!".to_owned());
+        crate::config::parse_config(text, "c.toml", &env).expect("valid config")
+    }
+
+    #[test]
+    fn listen_flag_moves_a_derived_public_url_and_keeps_an_explicit_one() {
+        let mut c = config("[auth]\nbearer_tokens = [\"${T}\"]\n");
+        assert_eq!(c.server.public_url, "http://localhost:8787");
+        c.listen_on(addr("10.0.0.5:9000")).expect("tokens set");
+        assert_eq!(c.server.listen, addr("10.0.0.5:9000"));
+        assert_eq!(c.server.public_url, "http://10.0.0.5:9000");
+        assert!(c.server.allowed_hosts.contains(&"10.0.0.5".to_owned()));
+
+        let mut c = config(
+            "[server]\npublic_url = \"https://gw.example.com\"\n[auth]\nbearer_tokens = [\"${T}\"]\n",
+        );
+        c.listen_on(addr("0.0.0.0:9000")).expect("tokens set");
+        assert_eq!(c.server.public_url, "https://gw.example.com");
+    }
+
+    #[test]
+    fn listen_flag_cannot_open_the_endpoint_off_loopback() {
+        let mut c = config("[auth]\nopen = true\n");
+        let err = c
+            .listen_on(addr("0.0.0.0:8787"))
+            .expect_err("open off loopback");
+        assert!(err.contains("refused on a non-loopback listen"), "{err}");
+        assert_eq!(c.server.listen, addr("127.0.0.1:8787"));
+        c.listen_on(addr("127.0.0.1:9000")).expect("loopback");
+        assert_eq!(c.server.public_url, "http://localhost:9000");
     }
 }
