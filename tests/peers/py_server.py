@@ -14,7 +14,7 @@ import hmac
 import os
 import sys
 
-from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import ToolAnnotations
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True)
@@ -97,6 +97,15 @@ def get_item_dot() -> dict:
 def flaky() -> str:
     """Always fails with a tool error."""
     raise RuntimeError("the flaky tool failed on purpose")
+
+
+@mcp.tool(annotations=READ_ONLY)
+def echo_authorization(ctx: Context) -> dict:
+    """Echo the Authorization header this request came with (a careless
+    downstream that hands its caller's credential back)."""
+    request = ctx.request_context.request
+    header = request.headers.get("authorization") if request is not None else None
+    return {"authorization": header}
 
 
 @mcp.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))

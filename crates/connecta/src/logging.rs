@@ -3,10 +3,17 @@
 use connecta_core::config::{LogConfig, LogFormat};
 use tracing_subscriber::EnvFilter;
 
-/// Install the global subscriber. `RUST_LOG` overrides the configured level.
+/// The MCP library's own level, whatever `RUST_LOG` says: at `debug` and
+/// below it logs whole messages (arguments, results), and a result may echo
+/// a credential or carry a payload the logs must not hold.
+const RMCP_LEVEL: &str = "rmcp=warn";
+
+/// Install the global subscriber. `RUST_LOG` overrides the configured level
+/// (except [`RMCP_LEVEL`]).
 pub fn init(log: &LogConfig) {
     let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(format!("{},rmcp=warn", log.level)));
+        .unwrap_or_else(|_| EnvFilter::new(&log.level))
+        .add_directive(RMCP_LEVEL.parse().expect("a valid directive"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -167,12 +167,13 @@ async fn e3_api_tools_use_the_vault_credential_recover_auth_and_map_every_answer
     assert!(!v.to_string().contains("99"), "{v}");
     assert_eq!(provider.seen.count(), before);
 
-    // Header arguments and static headers arrive; the echoed credential is
+    // Header arguments and static headers arrive; the echoed credential and
+    // the static header's value (config header values are secrets) are
     // redacted from the result.
     let (v, err) = call_tool(&client, "wx.request_headers", json!({"trace": "t-42"})).await;
     assert!(!err, "{v}");
     assert_eq!(v["x-trace-id"], "t-42");
-    assert_eq!(v["x-client"], "connecta-tests");
+    assert_eq!(v["x-client"], "[redacted]");
     assert_eq!(v["authorization"], "Bearer [redacted]");
     assert!(!v.to_string().contains(GOOD_TOKEN));
     let (v, err) = call_tool(
@@ -362,4 +363,38 @@ async fn the_local_example_wraps_the_stand_in_provider() {
     );
     assert!(status.success(), "{out}\n{err}");
     client.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn credential_test_redacts_config_secrets_the_api_quotes_back() {
+    const STATIC: &str = "static-SECRET-9f8e7d6c";
+    let provider = start_provider().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    let toml = connector_toml("wx", &provider.base_url(), true)
+        .replace(
+            "tool = \"get_forecast\"\nargs = { city = \"Paris\" }",
+            "tool = \"echo_error\"\nargs = {}",
+        )
+        .replace(
+            "\n[connector.credential]",
+            "headers = { X-Static = \"${STATIC_HEADER}\" }\n\n[connector.credential]",
+        );
+    assert!(toml.contains("echo_error\"\nargs = {}"), "{toml}");
+    std::fs::write(&path, format!("[auth]\nopen = true\n{toml}")).expect("write");
+    let env = [("STATIC_HEADER", STATIC)];
+    set_credential(&path, "wx", GOOD_TOKEN, &env);
+    let cfg = path.display().to_string();
+    let (status, out, err) = cli(&["credential", "test", "wx", "--config", &cfg], "", &env);
+    assert!(!status.success(), "{out}\n{err}");
+    assert!(
+        out.contains("you sent Authorization: Bearer [redacted] and X-Static: [redacted]"),
+        "{out}"
+    );
+    for secret in [STATIC, GOOD_TOKEN] {
+        assert!(
+            !out.contains(secret) && !err.contains(secret),
+            "{out}\n{err}"
+        );
+    }
 }

@@ -134,6 +134,32 @@ scheme = "basic"
     assert_eq!(v["city"], "Oslo", "{v}");
     agent_saw.push_str(&v.to_string());
 
+    // A downstream that echoes the credential back: the agent and a
+    // program get it redacted.
+    let raw = call_raw(
+        &client,
+        "call_tool",
+        json!({"address": "py.echo_authorization"}),
+    )
+    .await;
+    let raw = serde_json::to_value(&raw).expect("a result serializes");
+    assert!(
+        raw["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Basic [redacted]")),
+        "{raw}"
+    );
+    agent_saw.push_str(&raw.to_string());
+    let (v, err) = call(
+        &client,
+        "execute_code",
+        json!({"code": "async () => (await py.echo_authorization({})).authorization"}),
+    )
+    .await;
+    assert!(!err, "{v}");
+    assert_eq!(v["result"], "Basic [redacted]", "{v}");
+    agent_saw.push_str(&v.to_string());
+
     let (status, out, err) = cli(&["credential", "test", "py", "--config", &cfg], "", &[]);
     assert!(status.success(), "{out}\n{err}");
     assert!(out.contains("py: ok (listed"), "{out}");

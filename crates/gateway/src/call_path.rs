@@ -204,7 +204,10 @@ impl Gateway {
             connector_time += call_started.elapsed();
             let result = match result {
                 Ok(r) if r.is_error => Err(self.downstream_error(&connector, &r)),
-                Ok(r) => Ok(r),
+                Ok(mut r) => {
+                    self.redactor.redact_result(&mut r);
+                    Ok(r)
+                }
                 Err(e) => Err(self.scrub(e)),
             };
             let err = match result {

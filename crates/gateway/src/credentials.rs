@@ -114,6 +114,7 @@ impl CredentialSource for VaultCredentials {
             return Err(CredentialUnavailable::Missing { fields: missing });
         }
         let mut out = Vec::with_capacity(self.slot.fields.len());
+        let mut opened_now = false;
         for field in &self.slot.fields {
             let Some(row) = rows.iter().find(|r| &r.field == field) else {
                 continue;
@@ -134,6 +135,7 @@ impl CredentialSource for VaultCredentials {
                         other => CredentialUnavailable::Unreadable(other.to_string()),
                     })?;
                     self.redactor.add(value.expose());
+                    opened_now = true;
                     self.opened
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
@@ -142,6 +144,15 @@ impl CredentialSource for VaultCredentials {
                 }
             };
             out.push((field.clone(), value));
+        }
+        if opened_now {
+            // The forms the values go out in (a `Basic` token, a query's
+            // encoding) are what an echoing downstream hands back.
+            if let Ok(applied) = connecta_connectors::credential::frame(&self.slot, &out) {
+                for s in &applied.secrets {
+                    self.redactor.add(s);
+                }
+            }
         }
         Ok(out)
     }

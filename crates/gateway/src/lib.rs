@@ -337,25 +337,34 @@ impl Gateway {
     }
 }
 
+/// Register the secrets a connector's config holds (header values, a
+/// child's environment) with `redactor`.
+pub fn register_config_secrets(c: &ConnectorConfig, redactor: &Redactor) {
+    let values: Vec<&connecta_core::secret::Secret> = match &c.kind {
+        ConnectorKind::Mcp(m) => match &m.transport {
+            McpTransport::Http { headers, .. } => headers.iter().map(|(_, v)| v).collect(),
+            McpTransport::Stdio { env, .. } => env.iter().map(|(_, v)| v).collect(),
+        },
+        ConnectorKind::Api(api) => api
+            .headers
+            .iter()
+            .chain(api.tools.iter().flat_map(|t| t.headers.iter()))
+            .map(|(_, v)| v)
+            .collect(),
+    };
+    for v in values {
+        redactor.add(v.expose());
+    }
+}
+
 fn build_connector(
     c: &ConnectorConfig,
     redactor: &Redactor,
     credential: Option<CredentialBinding>,
 ) -> Result<DynConnector, StartError> {
+    register_config_secrets(c, redactor);
     match &c.kind {
         ConnectorKind::Mcp(m) => {
-            match &m.transport {
-                McpTransport::Http { headers, .. } => {
-                    for (_, v) in headers {
-                        redactor.add(v.expose());
-                    }
-                }
-                McpTransport::Stdio { env, .. } => {
-                    for (_, v) in env {
-                        redactor.add(v.expose());
-                    }
-                }
-            }
             let options = McpOptions {
                 handshake: m.handshake,
                 start: m.start,
@@ -371,13 +380,6 @@ fn build_connector(
             )) as Arc<dyn Connector>)
         }
         ConnectorKind::Api(api) => {
-            for (_, v) in api
-                .headers
-                .iter()
-                .chain(api.tools.iter().flat_map(|t| t.headers.iter()))
-            {
-                redactor.add(v.expose());
-            }
             let connector = ApiConnector::new(&c.id, api, credential).map_err(|message| {
                 StartError::Connector {
                     id: c.id.clone(),

@@ -1,8 +1,13 @@
-//! Secret redaction for text that leaves the gateway (errors, logs): any
-//! configured secret value that appears verbatim is replaced.
+//! Secret redaction for what leaves the gateway (errors, logs, and tool
+//! results: a downstream that echoes its request headers must not hand the
+//! credential to the agent or a program): any configured secret value that
+//! appears verbatim is replaced.
 
 use std::borrow::Cow;
 use std::sync::{Arc, RwLock};
+
+use connecta_core::result::ToolResult;
+use serde_json::Value;
 
 /// Values shorter than this are not redacted (they would shred ordinary text).
 const MIN_SECRET_LEN: usize = 6;
@@ -38,6 +43,55 @@ impl Redactor {
         }
         out
     }
+
+    /// Redact every string of a tool result (its content blocks and its
+    /// structured content, keys included) in place.
+    pub fn redact_result(&self, result: &mut ToolResult) {
+        let secrets = self.secrets.read().unwrap_or_else(|p| p.into_inner());
+        if secrets.is_empty() {
+            return;
+        }
+        for block in &mut result.content {
+            redact_value(block, &secrets);
+        }
+        if let Some(v) = &mut result.structured_content {
+            redact_value(v, &secrets);
+        }
+    }
+}
+
+fn redact_str(text: &str, secrets: &[String]) -> Option<String> {
+    let mut out: Option<String> = None;
+    for s in secrets {
+        let current = out.as_deref().unwrap_or(text);
+        if current.contains(s.as_str()) {
+            out = Some(current.replace(s.as_str(), MARK));
+        }
+    }
+    out
+}
+
+fn redact_value(v: &mut Value, secrets: &[String]) {
+    match v {
+        Value::String(text) => {
+            if let Some(clean) = redact_str(text, secrets) {
+                *text = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| redact_value(i, secrets)),
+        Value::Object(map) => {
+            if map.keys().any(|k| redact_str(k, secrets).is_some()) {
+                let old = std::mem::take(map);
+                for (k, mut item) in old {
+                    redact_value(&mut item, secrets);
+                    map.insert(redact_str(&k, secrets).unwrap_or(k), item);
+                }
+            } else {
+                map.values_mut().for_each(|i| redact_value(i, secrets));
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
 }
 
 #[cfg(test)]
@@ -54,5 +108,33 @@ mod tests {
             "token [redacted] failed"
         );
         assert_eq!(r.redact("abc is short"), "abc is short");
+    }
+
+    #[test]
+    fn results_are_redacted_in_every_string_and_key() {
+        let r = Redactor::default();
+        let mut result = ToolResult {
+            content: vec![serde_json::json!({"type": "text", "text": "Bearer hunter2-secret"})],
+            structured_content: Some(serde_json::json!({
+                "headers": {"authorization": "Bearer hunter2-secret", "n": 1},
+                "list": ["x", "hunter2-secret!"],
+                "hunter2-secret": true,
+            })),
+            is_error: false,
+        };
+        let untouched = result.clone();
+        r.redact_result(&mut result);
+        assert_eq!(result, untouched, "nothing registered, nothing changed");
+        r.add("hunter2-secret");
+        r.redact_result(&mut result);
+        assert_eq!(result.content[0]["text"], "Bearer [redacted]");
+        assert_eq!(
+            result.structured_content,
+            Some(serde_json::json!({
+                "headers": {"authorization": "Bearer [redacted]", "n": 1},
+                "list": ["x", "[redacted]!"],
+                "[redacted]": true,
+            }))
+        );
     }
 }

@@ -312,12 +312,16 @@ async fn list(ctx: &CliContext) -> anyhow::Result<ExitCode> {
 
 async fn test(ctx: &CliContext, id: &str) -> anyhow::Result<ExitCode> {
     let (c, slot) = slotted(ctx, id)?;
+    // What the downstream says is printed: any secret it quotes back (the
+    // vault's values, config header values) is redacted first.
+    let redactor = Redactor::default();
+    connecta_gateway::register_config_secrets(c, &redactor);
     let source = Arc::new(VaultCredentials::new(
         id,
         slot.clone(),
         ctx.store.clone(),
         Arc::new(KeyCache::new(ctx.keys.clone())),
-        Redactor::default(),
+        redactor.clone(),
     ));
     if let Err(why) = source.load().await {
         println!("{id}: FAIL: {}", why.operator_detail());
@@ -393,7 +397,7 @@ async fn test(ctx: &CliContext, id: &str) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            println!("{id}: FAIL: {}: {}", e.code, e.message);
+            println!("{id}: FAIL: {}: {}", e.code, redactor.redact(&e.message));
             Ok(ExitCode::FAILURE)
         }
     }

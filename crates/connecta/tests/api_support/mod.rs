@@ -110,7 +110,14 @@ async fn echo_error(headers: HeaderMap) -> Response {
         .to_owned();
     (
         StatusCode::BAD_REQUEST,
-        format!("invalid request; you sent Authorization: {auth}"),
+        format!(
+            "invalid request; you sent Authorization: {auth}{}",
+            headers
+                .get("x-static")
+                .and_then(|v| v.to_str().ok())
+                .map(|v| format!(" and X-Static: {v}"))
+                .unwrap_or_default()
+        ),
     )
         .into_response()
 }

@@ -198,9 +198,18 @@ async fn run_once(shared: &Arc<Shared>, spec: &ChildSpec) -> RunEnd {
     shared.status.lock().unwrap_or_else(|p| p.into_inner()).pid = pid;
     if let Some(stderr) = child.stderr.take() {
         let id = shared.id.clone();
+        // The child's environment holds secrets from config; a child that
+        // prints one must not put it in the gateway's log.
+        let secrets: Vec<Secret> = spec
+            .env
+            .iter()
+            .map(|(_, v)| v.clone())
+            .filter(|v| v.expose().len() >= MIN_SECRET_LEN)
+            .collect();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
+                let line = redact_line(line, &secrets);
                 tracing::debug!(connector = %id, "stderr: {}", clamp_text(&line, MAX_ECHO_BYTES));
             }
         });
@@ -289,6 +298,21 @@ fn kill_group(pid: Option<u32>, signal: Signal) {
     }
 }
 
+/// Values shorter than this are not redacted from the child's stderr (they
+/// would shred ordinary text), as for the gateway's own redaction.
+const MIN_SECRET_LEN: usize = 6;
+
+/// `line` with every occurrence of a secret replaced by `[redacted]`.
+fn redact_line(line: String, secrets: &[Secret]) -> String {
+    secrets.iter().fold(line, |line, s| {
+        if line.contains(s.expose()) {
+            line.replace(s.expose(), "[redacted]")
+        } else {
+            line
+        }
+    })
+}
+
 fn resolve_command(command: &str) -> std::io::Result<PathBuf> {
     // "connecta" names this very binary, so the built-in demo server works
     // without connecta being on PATH.
@@ -320,4 +344,19 @@ fn spawn_child(spec: &ChildSpec) -> std::io::Result<Child> {
     }
     crate::process::die_with_parent(&mut cmd);
     cmd.spawn()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_lines_lose_the_childs_secrets() {
+        let secrets = vec![Secret::new("s3cr3t-value".to_owned())];
+        assert_eq!(
+            redact_line("token s3cr3t-value, again s3cr3t-value".into(), &secrets),
+            "token [redacted], again [redacted]"
+        );
+        assert_eq!(redact_line("nothing here".into(), &secrets), "nothing here");
+    }
 }
