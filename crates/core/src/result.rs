@@ -96,6 +96,16 @@ pub struct Projection {
     pub missing: Vec<String>,
 }
 
+/// Check that every path of a `fields` list is a dot path, before anything
+/// is called: a bad path found only after the call would turn a write that
+/// happened into an error.
+pub fn check_field_paths(paths: &[String]) -> Result<(), String> {
+    if paths.is_empty() {
+        return Err("fields, when given, must list at least one path".into());
+    }
+    paths.iter().try_for_each(|p| parse_path(p).map(drop))
+}
+
 /// Project `value` onto dot paths; `[]` traverses arrays (`items[].id`).
 /// The result keeps the shape of the input along every requested path.
 pub fn project_fields(value: &Value, paths: &[String]) -> Result<Projection, String> {
@@ -140,7 +150,7 @@ fn parse_path(path: &str) -> Result<Vec<Segment>, String> {
             segments.push(Segment::Each);
             rest = r;
         }
-        if !rest.is_empty() || (key.is_empty() && segments.is_empty()) {
+        if !rest.is_empty() || part.is_empty() || (key.is_empty() && segments.is_empty()) {
             return Err(format!(
                 "the field path \"{}\" is not a dot path (use items[].id for arrays)",
                 crate::error::clamp_text(path, 128)
@@ -280,6 +290,19 @@ mod tests {
         assert_eq!(p.missing, vec!["nope".to_string(), "meta.zz".to_string()]);
         assert!(project_fields(&v, &["a[0]".into()]).is_err());
         assert!(project_fields(&v, &["".into()]).is_err());
+        for empty_segment in ["a..b", "a.", ".a"] {
+            assert!(
+                project_fields(&v, &[empty_segment.into()]).is_err(),
+                "{empty_segment}"
+            );
+        }
+    }
+
+    #[test]
+    fn field_paths_are_checked_without_a_value() {
+        assert!(check_field_paths(&["items[].id".into(), "meta.a".into()]).is_ok());
+        assert!(check_field_paths(&[]).is_err());
+        assert!(check_field_paths(&["ok".into(), "id[0]".into()]).is_err());
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! guard that stashes an oversized result for paging with `get_result`.
 
 use connecta_core::activity::Friction;
-use connecta_core::error::{ErrorCode, NextAction, ToolError, floor_char_boundary};
+use connecta_core::error::{
+    ErrorCode, MAX_ECHO_BYTES, NextAction, ToolError, clamp_text, floor_char_boundary,
+};
 use connecta_core::result::{ToolResult, project_fields};
 use connecta_store::StashEntry;
 use rand::RngExt;
@@ -47,23 +49,24 @@ impl Gateway {
                 });
             }
             let text = compact(&result.unwrap_value());
-            return self.stash(text, ctx).await;
+            return self.stash(text, cap, ctx).await;
         }
         let mut value = result.unwrap_value();
         let mut notes = Vec::new();
         if let Some(paths) = fields {
             let p = project_fields(&value, paths).map_err(ToolError::invalid_args)?;
             if !p.missing.is_empty() {
+                // The paths are the caller's text: echoed clamped.
                 notes.push(format!(
                     "these fields matched nothing in the result: {}",
-                    p.missing.join(", ")
+                    clamp_text(&p.missing.join(", "), MAX_ECHO_BYTES)
                 ));
             }
             value = p.value;
         }
         let text = compact(&value);
         if text.len() > cap {
-            return self.stash(text, ctx).await;
+            return self.stash(text, cap, ctx).await;
         }
         Ok(Shaped {
             output: MetaOutput::Value {
@@ -75,7 +78,9 @@ impl Gateway {
         })
     }
 
-    async fn stash(&self, text: String, ctx: &RequestCtx) -> Result<Shaped, ToolError> {
+    /// Store a result over `cap` (the connector's cap) for paging, and
+    /// answer with a notice whose inline head is at most half the cap.
+    async fn stash(&self, text: String, cap: usize, ctx: &RequestCtx) -> Result<Shaped, ToolError> {
         let mut bytes = [0u8; 16];
         rand::rng().fill(&mut bytes);
         let id = format!(
@@ -85,7 +90,7 @@ impl Gateway {
         let now = now_ms();
         let ttl = self.config.limits.stash_ttl;
         let total = text.len();
-        let head = text[..floor_char_boundary(&text, HEAD_BYTES)].to_owned();
+        let head = text[..floor_char_boundary(&text, HEAD_BYTES.min(cap / 2))].to_owned();
         self.store
             .stash_put(&StashEntry {
                 id: id.clone(),
@@ -110,8 +115,7 @@ impl Gateway {
             "head": head,
             "expiresInSeconds": ttl.as_secs(),
             "hint": format!(
-                "the result is {total} bytes, over this connector's {} byte cap; page it with get_result, or call again with `fields` to project only what you need",
-                self.config.limits.result_cap_bytes
+                "the result is {total} bytes, over this connector's {cap} byte cap; page it with get_result, or call again with `fields` to project only what you need"
             ),
             "nextAction": NextAction::new("get_result", json!({ "id": id, "offset": 0 })),
         });

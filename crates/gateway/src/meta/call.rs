@@ -7,11 +7,12 @@ use connecta_core::activity::Source;
 use connecta_core::address::Address;
 use connecta_core::config::ApprovalPolicy;
 use connecta_core::error::{ErrorCode, ToolError};
+use connecta_core::result::check_field_paths;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{MetaOutput, parse_args};
-use crate::call_path::{Boundary, CallSpec};
+use crate::call_path::{Boundary, CallSpec, Resolution};
 use crate::shaping::ResultMode;
 use crate::{Gateway, RequestCtx};
 
@@ -83,6 +84,40 @@ impl Gateway {
         }
     }
 
+    /// Everything about a call that can be refused before anything is
+    /// called: its timeout (returned) and its `fields` paths.
+    fn check_call(
+        &self,
+        address: &str,
+        timeout_ms: Option<u64>,
+        fields: Option<&[String]>,
+    ) -> Result<Duration, ToolError> {
+        let timeout = self.call_timeout(address, timeout_ms)?;
+        if let Some(paths) = fields {
+            check_field_paths(paths).map_err(ToolError::invalid_args)?;
+        }
+        Ok(timeout)
+    }
+
+    /// A call refused before it was made: recorded when the address names a
+    /// real connector (refusals that do are in the activity log), then
+    /// returned.
+    fn refuse_before_call(
+        &self,
+        ctx: &RequestCtx,
+        address: &str,
+        source: Source,
+        error: ToolError,
+        started: Instant,
+    ) -> ToolError {
+        if let Some(addr) = Address::parse(address)
+            && let Some(h) = self.connector(addr.connector)
+        {
+            self.record_refusal(ctx, &h.config.id, addr.tool, source, error.code, started);
+        }
+        error
+    }
+
     fn result_cap(&self, address: &str) -> usize {
         Address::parse(address)
             .and_then(|a| self.connector(a.connector))
@@ -97,11 +132,15 @@ impl Gateway {
         ctx: &RequestCtx,
     ) -> Result<MetaOutput, ToolError> {
         let a: CallArgs = parse_args("call_tool", args)?;
+        let started = Instant::now();
         let max_retries = a.max_retries.unwrap_or(0);
-        if max_retries > 2 {
-            return Err(ToolError::invalid_args("maxRetries must be 0, 1 or 2"));
-        }
-        let timeout = self.call_timeout(&a.address, a.timeout_ms)?;
+        let checked = if max_retries > 2 {
+            Err(ToolError::invalid_args("maxRetries must be 0, 1 or 2"))
+        } else {
+            self.check_call(&a.address, a.timeout_ms, a.fields.as_deref())
+        };
+        let timeout = checked
+            .map_err(|e| self.refuse_before_call(ctx, &a.address, Source::CallTool, e, started))?;
         let spec = CallSpec {
             address: &a.address,
             args: a.args,
@@ -119,10 +158,12 @@ impl Gateway {
         ctx: &RequestCtx,
     ) -> Result<MetaOutput, ToolError> {
         let a: DestructiveArgs = parse_args("call_destructive_tool", args)?;
-        let timeout = self.call_timeout(&a.address, a.timeout_ms)?;
         let started = Instant::now();
-        // The approval question needs a real tool: resolve first (an unknown
-        // address is answered before anyone is asked anything).
+        let timeout = self
+            .check_call(&a.address, a.timeout_ms, a.fields.as_deref())
+            .map_err(|e| {
+                self.refuse_before_call(ctx, &a.address, Source::CallDestructiveTool, e, started)
+            })?;
         let policy = Address::parse(&a.address)
             .and_then(|addr| self.connector(addr.connector))
             .and_then(|h| h.config.approval)
@@ -131,6 +172,17 @@ impl Gateway {
             && let Some(addr) = Address::parse(&a.address)
             && let Some(h) = self.connector(addr.connector)
         {
+            // The rejection needs a real tool: an unknown address is
+            // answered as such before anything is rejected.
+            if let Resolution::Refused { error, .. } = self.resolve(&a.address).await {
+                return Err(self.refuse_before_call(
+                    ctx,
+                    &a.address,
+                    Source::CallDestructiveTool,
+                    error,
+                    started,
+                ));
+            }
             self.record_refusal(
                 ctx,
                 &h.config.id,
@@ -173,13 +225,6 @@ impl Gateway {
     ) -> Result<MetaOutput, ToolError> {
         let source = spec.source;
         let cap = self.result_cap(spec.address);
-        if let Some(f) = &fields
-            && f.is_empty()
-        {
-            return Err(ToolError::invalid_args(
-                "fields, when given, must list at least one path",
-            ));
-        }
         let mut d = self.dispatch(spec, ctx).await;
         let result = std::mem::replace(
             &mut d.result,
