@@ -167,9 +167,18 @@ async fn a3_an_ambiguous_shortcut_fails_closed_and_both_addresses_stay_callable(
     );
     let v = ok(&c, "async () => [await connecta.call('py-server.get-item'), await connecta.call('py-server.get.item')]").await;
     assert_eq!(v, json!([{"via": "get-item"}, {"via": "get.item"}]));
-    // An exact name wins over a sanitized twin: `lookup_record` is a tool.
-    let v = ok(&c, "async () => py_server.lookup_record({id: 1})").await;
-    assert_eq!(v["via"], "lookup_record");
+    // A shortcut that is one tool's exact name and another's sanitized
+    // name (`lookup_record`, `lookup-record`) picks neither; a name only
+    // bracket access spells means its tool alone.
+    let e = fails(&c, "async () => py_server.lookup_record({id: 1})").await;
+    assert_eq!(e["code"], "ambiguous_tool_alias", "{e}");
+    let m = e["message"].as_str().expect("message");
+    assert!(
+        m.contains("lookup-record") && m.contains("lookup_record"),
+        "{m}"
+    );
+    let v = ok(&c, "async () => py_server['lookup-record']({id: 1})").await;
+    assert_eq!(v["via"], "lookup-record");
     // The refusal is recorded with the alias the program used (V2).
     let events = events_until(&gw, "the ambiguity refusal", |e| {
         e.iter().any(|x| x["errorCode"] == "ambiguous_tool_alias")
@@ -177,9 +186,8 @@ async fn a3_an_ambiguous_shortcut_fails_closed_and_both_addresses_stay_callable(
     .await;
     let ev = events
         .iter()
-        .find(|x| x["errorCode"] == "ambiguous_tool_alias")
+        .find(|x| x["errorCode"] == "ambiguous_tool_alias" && x["address"] == "py-server.get_item")
         .expect("event");
-    assert_eq!(ev["address"], "py-server.get_item");
     assert_eq!(ev["friction"], "tool_not_found");
 }
 

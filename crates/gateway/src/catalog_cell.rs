@@ -36,10 +36,16 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// The tools a shortcut name could mean: the exact name first; failing
-    /// that, every tool whose sanitized name is `alias` (contract A2/A3).
+    /// The tools a shortcut name could mean: every tool whose sanitized
+    /// name is `alias` (contract A2/A3), the tool of that exact name among
+    /// them. A shortcut that means two tools picks neither, even when one is
+    /// named exactly so (`lookup_record` beside `lookup-record`): the model
+    /// may have found the other in search. Only a name no identifier
+    /// spells (`svc["get-thing"]`) means its tool alone.
     pub fn by_alias(&self, alias: &str) -> Vec<Arc<ToolDef>> {
-        if let Some(t) = self.catalog.get(alias) {
+        if let Some(t) = self.catalog.get(alias)
+            && connecta_core::address::sanitize_identifier(alias) != alias
+        {
             return vec![t.clone()];
         }
         let map = self.aliases.get_or_init(|| {
