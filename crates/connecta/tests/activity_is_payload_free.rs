@@ -141,3 +141,32 @@ async fn no_event_carries_arguments_results_or_error_text() {
         "{table}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_table_shows_control_characters_of_caller_text_escaped() {
+    let mut gw = Gateway::start(&demo_connector());
+    gw.wait_catalogs().await;
+    let client = connect(&gw.url()).await;
+    let (_, err) = call(
+        &client,
+        "call_tool",
+        json!({"address": "demo.\u{1b}[2J\u{1b}[31mFAKE\nforged row"}),
+    )
+    .await;
+    assert!(err, "unknown tool");
+    let _ = client.cancel().await;
+    gw.stop();
+    let (status, table, _) = run(
+        Command::new(bin())
+            .args(["activity", "tail", "--config"])
+            .arg(&gw.config_path),
+        Duration::from_secs(30),
+    );
+    assert!(status.success());
+    assert!(!table.contains('\u{1b}'), "{table:?}");
+    assert!(
+        !table.lines().any(|l| l.starts_with("forged row")),
+        "{table}"
+    );
+    assert!(table.contains("demo.\\u{1b}[2J"), "{table}");
+}

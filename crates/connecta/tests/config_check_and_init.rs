@@ -115,3 +115,30 @@ fn serve_refuses_listen_flag_that_opens_the_endpoint_off_loopback() {
         "{err}"
     );
 }
+
+#[test]
+fn check_locates_a_duplicate_connector_and_an_out_of_range_retention() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        "[activity]\nretention_days = 200000000000\n\n[[connector]]\nid = \"demo\"\ncommand = \"connecta\"\nargs = [\"demo-server\"]\n\n[[connector]]\nid = \"demo\"\ncommand = \"connecta\"\nargs = [\"demo-server\"]\n",
+    )
+    .expect("write");
+    let (status, out, err) = run(
+        Command::new(bin()).args(["check", "--config"]).arg(&path),
+        Duration::from_secs(30),
+    );
+    assert!(!status.success(), "stdout: {out}");
+    let p = path.display().to_string();
+    assert!(
+        err.contains(&format!(
+            "{p}:2:18: activity.retention_days must be between 1 and 36500"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{p}:9:1: connector id \"demo\" is declared twice")),
+        "{err}"
+    );
+}

@@ -233,7 +233,9 @@ impl Gateway {
         if let Err(e) = self.store.stash_purge_expired(now).await {
             tracing::warn!(error = %e, "stash purge failed");
         }
-        let cutoff = now - self.config.activity.retention.as_millis() as i64;
+        let retention =
+            i64::try_from(self.config.activity.retention.as_millis()).unwrap_or(i64::MAX);
+        let cutoff = now.saturating_sub(retention);
         if let Err(e) = self.store.activity_purge_before(cutoff).await {
             tracing::warn!(error = %e, "activity retention purge failed");
         }

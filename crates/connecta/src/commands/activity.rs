@@ -121,9 +121,47 @@ fn print_event(e: &ActivityEvent, json: bool) {
         "{:<23}  {:<21}  {:<36}  {:<9}  {:>6}  {}",
         when,
         e.source.as_str(),
-        e.address,
+        printable(&e.address),
         e.outcome.as_str(),
         e.duration_ms,
         problem
     );
+}
+
+/// `text` safe to print on a terminal: an address is the caller's text (an
+/// invented tool name), so control characters (escape sequences, newlines
+/// that would forge rows) and bidirectional overrides are shown escaped.
+fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printable;
+
+    #[test]
+    fn caller_text_cannot_drive_the_terminal() {
+        assert_eq!(printable("demo.get_note"), "demo.get_note");
+        assert_eq!(printable("démo.ノート"), "démo.ノート");
+        assert_eq!(
+            printable("demo.\u{1b}[2J\nfake row"),
+            "demo.\\u{1b}[2J\\u{a}fake row"
+        );
+        assert_eq!(printable("a\u{202e}b"), "a\\u{202e}b");
+    }
 }

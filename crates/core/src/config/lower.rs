@@ -14,6 +14,9 @@ use super::raw::*;
 use super::*;
 use crate::address::{is_valid_connector_id, sanitize_identifier};
 
+/// A century: longer retention is a typo (and its cutoff would overflow).
+const MAX_RETENTION_DAYS: u64 = 36_500;
+
 pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
     let mut warnings = Vec::new();
     let server = lower_server(raw.server, sink);
@@ -21,13 +24,19 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
     let open_span = raw.auth.open.as_ref().map_or(0..0, Spanned::span);
     let auth = lower_auth(raw.auth, sink);
     let limits = lower_limits(raw.limits, sink);
+    let retention_days = match &raw.activity.retention_days {
+        Some(v) if !(1..=MAX_RETENTION_DAYS).contains(v.get_ref()) => {
+            sink.at(
+                v.span(),
+                format!("activity.retention_days must be between 1 and {MAX_RETENTION_DAYS}"),
+            );
+            d::ACTIVITY_RETENTION_DAYS
+        }
+        Some(v) => *v.get_ref(),
+        None => d::ACTIVITY_RETENTION_DAYS,
+    };
     let activity = ActivityConfig {
-        retention: Duration::from_secs(
-            raw.activity
-                .retention_days
-                .unwrap_or(d::ACTIVITY_RETENTION_DAYS)
-                * 86_400,
-        ),
+        retention: Duration::from_secs(retention_days * 86_400),
     };
     let code = lower_code(raw.code, sink);
     let approvals = ApprovalsConfig {
@@ -50,9 +59,12 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
     let mut seen: HashMap<String, ()> = HashMap::new();
     for rc in raw.connector {
         let span = rc.span();
-        if let Some(c) = lower_connector(rc.into_inner(), &limits, span, sink, &mut warnings) {
+        if let Some(c) =
+            lower_connector(rc.into_inner(), &limits, span.clone(), sink, &mut warnings)
+        {
             if seen.insert(c.id.clone(), ()).is_some() {
-                sink.at(0..0, format!("connector id \"{}\" is declared twice", c.id));
+                // Reported where the second declaration is.
+                sink.at(span, format!("connector id \"{}\" is declared twice", c.id));
                 continue;
             }
             connectors.push(c);

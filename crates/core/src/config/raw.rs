@@ -74,7 +74,7 @@ pub struct RawLimits {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawActivity {
-    pub retention_days: Option<u64>,
+    pub retention_days: Option<S<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
