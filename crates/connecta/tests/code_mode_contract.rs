@@ -192,6 +192,27 @@ async fn a3_an_ambiguous_shortcut_fails_closed_and_both_addresses_stay_callable(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a4_every_global_of_the_sandbox_is_reserved_for_connector_ids() {
+    use connecta_core::address::{RESERVED_GLOBALS, sanitize_identifier};
+    let (_gw, c) = gateway().await;
+    let names = ok(&c, "async () => Object.getOwnPropertyNames(globalThis)").await;
+    let names = names.as_array().expect("a list of names");
+    assert!(names.len() > 40, "{names:?}");
+    let shortcuts = ["demo", "py_server"];
+    let unreserved: Vec<&str> = names
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|n| {
+            !RESERVED_GLOBALS.contains(n) && sanitize_identifier(n) == *n && !shortcuts.contains(n)
+        })
+        .collect();
+    assert!(
+        unreserved.is_empty(),
+        "a connector id could shadow these sandbox globals: {unreserved:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a4_colliding_connector_ids_fail_every_program_naming_them() {
     let gw = Gateway::start(&format!(
         "{}\n{}",
@@ -598,6 +619,13 @@ async fn l6_x10_oversized_host_payloads_fail_that_call_naming_the_address() {
     let m = v.as_str().expect("message");
     assert!(
         m.contains("py-server.big_text") && m.contains("262144"),
+        "{m}"
+    );
+    // A batch is one host call: its results together are bounded the same.
+    let v = ok(&c, "async () => { try { await connecta.batch([{address: 'py-server.big_text', args: {kilobytes: 150}}, {address: 'py-server.big_text', args: {kilobytes: 150}}]); return 'passed'; } catch (e) { return e.message; } }").await;
+    let m = v.as_str().expect("message");
+    assert!(
+        m.contains("the batch's results are") && m.contains("262144"),
         "{m}"
     );
     let v = ok(&c, "async () => { try { await connecta.call('demo.search_notes', {query: 'x'.repeat(300000)}); } catch (e) { return e.message; } }").await;

@@ -95,7 +95,9 @@ pub const RESERVED_WORDS: &[&str] = &[
 ];
 
 /// Globals the sandbox owns; a connector whose sanitized id lands on one of
-/// these fails every `execute_code` request (A4).
+/// these fails every `execute_code` request (A4). A test asks the real
+/// runtime for its globals and checks that each is here (or is a reserved
+/// word, which sanitizing already moves aside).
 pub const RESERVED_GLOBALS: &[&str] = &[
     "connecta",
     "console",
@@ -141,6 +143,25 @@ pub const RESERVED_GLOBALS: &[&str] = &[
     "decodeURIComponent",
     "escape",
     "unescape",
+    "queueMicrotask",
+    "Iterator",
+    "Int8Array",
+    "Uint8Array",
+    "Uint8ClampedArray",
+    "Int16Array",
+    "Uint16Array",
+    "Int32Array",
+    "Uint32Array",
+    "BigInt64Array",
+    "BigUint64Array",
+    "Float16Array",
+    "Float32Array",
+    "Float64Array",
+    "FinalizationRegistry",
+    "InternalError",
+    "DisposableStack",
+    "AsyncDisposableStack",
+    "SuppressedError",
 ];
 
 /// The A2 rule: characters outside `[A-Za-z0-9_$]` become `_`, a leading digit

@@ -374,6 +374,18 @@ impl ProgramHost {
                 connector,
             );
         }
+        // A batch is one host call: its results together are held to the
+        // bound of one (L6), as each of them is.
+        let limit = self.limits.payload_bytes;
+        if bytes > limit {
+            return Err(self.typed(ToolError::with_cause(
+                ErrorCode::ResultProcessingFailed,
+                format!(
+                    "the batch's results are {bytes} bytes together, over the {limit}-byte limit for one host call inside a program; batch fewer calls or ask each for less"
+                ),
+                false,
+            )));
+        }
         Ok(Value::Array(out))
     }
 
