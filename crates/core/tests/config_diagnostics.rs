@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 
-use connecta_core::config::{ConnectorKind, McpTransport, STARTER_CONFIG, parse_config};
+use connecta_core::config::{
+    ConnectorKind, CredentialScheme, McpTransport, STARTER_CONFIG, parse_config,
+};
 
 fn env() -> HashMap<String, String> {
     HashMap::from([("TOKEN".to_string(), "0123456789abcdef-token".to_string())])
@@ -254,4 +256,23 @@ search_terms = { close = "update ticket", up = "create", pods = "pod" }
         "{rendered}"
     );
     assert_eq!(err.diagnostics.len(), 3, "{rendered}");
+}
+
+#[test]
+fn a_query_credential_goes_as_is_and_refuses_bearer() {
+    let connector = |scheme: &str| {
+        format!(
+            "[[connector]]\nid = \"keyed\"\nkind = \"api\"\nbase_url = \"https://api.keyed.example\"\n[connector.credential]\nplacement = \"query\"\nquery_param = \"api_key\"\n{scheme}[[connector.tool]]\nname = \"q\"\ndescription = \"Query\"\nread_only = true\npath = \"/q\"\ninput_schema = {{ type = \"object\" }}\n"
+        )
+    };
+    let config = parse_config(&connector(""), "q.toml", &env()).expect("valid");
+    let slot = config.connectors[0].credential.as_ref().expect("a slot");
+    assert_eq!(slot.scheme, CredentialScheme::Raw);
+    let err = parse_config(&connector("scheme = \"bearer\"\n"), "q.toml", &env())
+        .expect_err("bearer in a query is refused");
+    let r = err.to_string();
+    assert!(
+        r.contains("q.toml:8:10: a credential in the query goes as is"),
+        "{r}"
+    );
 }

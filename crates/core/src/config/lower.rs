@@ -104,7 +104,7 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
     }
     if !auth.open && auth.bearer_tokens.is_empty() {
         warnings.push(
-            "auth.open is false and no bearer_tokens are set: /mcp accepts only operator-issued access tokens".into(),
+            "auth.open is false and no bearer_tokens are set: /mcp will refuse every HTTP request (this version issues no access tokens); set bearer_tokens, or open = true on a loopback listen (serve --stdio is not affected)".into(),
         );
     }
     if auth.open
@@ -922,7 +922,18 @@ fn lower_mcp(
 
 fn lower_credential(raw: &Spanned<RawCredential>, sink: &mut Sink<'_>) -> Option<CredentialSlot> {
     let c = raw.get_ref();
+    let in_query = c.placement.as_ref().is_some_and(|p| p.get_ref() == "query");
     let scheme = match c.scheme.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
+        // A query parameter carries the value as is: `api_key=Bearer+…`
+        // is never what an API wants.
+        None if in_query => CredentialScheme::Raw,
+        Some(("bearer", s)) if in_query => {
+            sink.at(
+                s,
+                "a credential in the query goes as is: use scheme = \"raw\" (the default there), not \"bearer\"",
+            );
+            return None;
+        }
         None | Some(("bearer", _)) => CredentialScheme::Bearer,
         Some(("raw", _)) => CredentialScheme::Raw,
         Some(("basic", _)) => CredentialScheme::Basic,
