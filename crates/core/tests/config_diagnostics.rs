@@ -276,3 +276,14 @@ fn a_query_credential_goes_as_is_and_refuses_bearer() {
         "{r}"
     );
 }
+
+#[test]
+fn overrides_on_an_api_connector_are_an_error_where_they_are() {
+    let text = "[[connector]]\nid = \"api1\"\nkind = \"api\"\nbase_url = \"https://api.example\"\noverrides.r = { destructive = true }\n[[connector.tool]]\nname = \"r\"\ndescription = \"Read\"\nread_only = true\npath = \"/r\"\ninput_schema = { type = \"object\" }\n";
+    let err = parse_config(text, "o.toml", &env()).expect_err("overrides are refused");
+    let r = err.to_string();
+    assert!(
+        r.contains("o.toml:5:15: connector \"api1\": `overrides` do not apply to an api connector"),
+        "{r}"
+    );
+}

@@ -59,9 +59,7 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
     let mut seen: HashMap<String, ()> = HashMap::new();
     for rc in raw.connector {
         let span = rc.span();
-        if let Some(c) =
-            lower_connector(rc.into_inner(), &limits, span.clone(), sink, &mut warnings)
-        {
+        if let Some(c) = lower_connector(rc.into_inner(), &limits, span.clone(), sink) {
             if seen.insert(c.id.clone(), ()).is_some() {
                 // Reported where the second declaration is.
                 sink.at(span, format!("connector id \"{}\" is declared twice", c.id));
@@ -489,7 +487,6 @@ fn lower_connector(
     limits: &Limits,
     span: std::ops::Range<usize>,
     sink: &mut Sink<'_>,
-    warnings: &mut Vec<String>,
 ) -> Option<ConnectorConfig> {
     let Some(id) = &raw.id else {
         sink.at(span, "a [[connector]] needs an `id`");
@@ -526,10 +523,22 @@ fn lower_connector(
             return None;
         }
     };
-    let overrides: BTreeMap<String, AnnotationOverride> = raw
-        .overrides
-        .unwrap_or_default()
+    let raw_overrides = raw.overrides.unwrap_or_default();
+    // An api tool's classification is declared with it (`read_only`), never
+    // inferred: a second place to change it would be a second truth.
+    if matches!(kind, ConnectorKind::Api(_))
+        && let Some(first) = raw_overrides.values().next()
+    {
+        sink.at(
+            first.span(),
+            format!(
+                "connector \"{id_s}\": `overrides` do not apply to an api connector; set read_only on the tool itself"
+            ),
+        );
+    }
+    let overrides: BTreeMap<String, AnnotationOverride> = raw_overrides
         .into_iter()
+        .filter(|_| !matches!(kind, ConnectorKind::Api(_)))
         .map(|(name, o)| {
             let o = o.into_inner();
             (
@@ -543,11 +552,6 @@ fn lower_connector(
             )
         })
         .collect();
-    if matches!(kind, ConnectorKind::Api(_)) && !overrides.is_empty() {
-        warnings.push(format!(
-            "connector \"{id_s}\": `overrides` on an api connector are ignored; set read_only on the tool itself"
-        ));
-    }
     let guide = raw.guide.map(|text| {
         let summary = match &raw.guide_summary {
             Some(s) => {
