@@ -33,19 +33,27 @@ pub fn truncate_result(value: Value, cap: usize) -> (Value, bool) {
             "hint": TRUNCATION_HINT,
         })
     };
-    // Start from the room left beside the fixed fields, then shrink by the
-    // overshoot (escaping can make a preview longer once serialized).
+    // The longest preview whose envelope fits: escaping can make a preview
+    // up to six times longer once serialized (`"` is `\"`, a control
+    // character `\u0001`), so search between no preview and the room left
+    // beside the fixed fields (a longer preview is never shorter
+    // serialized).
     let fixed = serialized_chars(&envelope("")).1;
-    let mut take = cap.saturating_sub(fixed);
-    loop {
-        let preview: String = text.chars().take(take).collect();
-        let candidate = envelope(&preview);
-        let size = serialized_chars(&candidate).1;
-        if size <= cap || take == 0 {
-            return (candidate, true);
-        }
-        take = take.saturating_sub((size - cap).max(1));
+    let prefix = |n: usize| -> String { text.chars().take(n).collect() };
+    let fits = |n: usize| serialized_chars(&envelope(&prefix(n))).1 <= cap;
+    let (mut lo, mut hi) = (0, cap.saturating_sub(fixed));
+    if fits(hi) {
+        lo = hi;
     }
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    (envelope(&prefix(lo)), true)
 }
 
 /// Join captured console lines and cap them to `cap` characters with a
@@ -163,6 +171,23 @@ mod tests {
         let (again, t2) = truncate_result(env.clone(), 24_000);
         assert!(!t2);
         assert_eq!(again, env);
+    }
+
+    #[test]
+    fn r2_a_value_that_escapes_heavily_still_gets_the_longest_preview_that_fits() {
+        for (value, per_char) in [
+            (json!("\"".repeat(12_000)), 2),
+            (json!("\u{1}".repeat(12_000)), 6),
+            (json!(format!("{}{}", "x".repeat(100), "\\".repeat(30_000))), 2),
+        ] {
+            let (env, truncated) = truncate_result(value, 24_000);
+            assert!(truncated);
+            let size = serialized_chars(&env).1;
+            assert!(size <= 24_000, "{size}");
+            let preview = env["preview"].as_str().expect("a preview");
+            // Within one escaped character of the cap.
+            assert!(size + per_char * 2 > 24_000, "{size}: {} chars", preview.len());
+        }
     }
 
     #[test]
