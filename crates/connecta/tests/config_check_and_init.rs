@@ -36,7 +36,10 @@ fn check_reports_typo_bad_type_and_missing_env_with_positions() {
         err.contains(&format!("{p}:9:1: unknown key `comand`")),
         "{err}"
     );
-    assert!(err.contains(&format!("{p}:10:14: invalid type")), "{err}");
+    assert!(
+        err.contains(&format!("{p}:10:14: `timeout_ms`: invalid type")),
+        "{err}"
+    );
     assert!(err.contains("problems found"), "{err}");
 }
 

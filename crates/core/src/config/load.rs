@@ -64,13 +64,22 @@ pub fn parse_config(text: &str, file: &str, env: &dyn Env) -> Result<Config, Con
                 let echo = removed
                     .iter()
                     .any(|k| message == format!("missing field `{k}`"));
+                // The value goes (so the next pass gets further); its key
+                // names what was wrong ("`open`: invalid type: …").
+                let key = remove_at_span(table.get_mut(), &span);
                 if !echo {
-                    sink.at(span.clone(), describe(&message));
+                    let text = match &key {
+                        Some(k) if !k.starts_with('[') && message.starts_with("invalid ") => {
+                            format!("`{k}`: {}", describe(&message))
+                        }
+                        _ => describe(&message),
+                    };
+                    sink.at(span.clone(), text);
                 }
                 if sink.items.len() >= MAX_DIAGNOSTICS {
                     break None;
                 }
-                match remove_at_span(table.get_mut(), &span) {
+                match key {
                     Some(key) => removed.push(key),
                     None => break None,
                 }

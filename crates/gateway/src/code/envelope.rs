@@ -178,7 +178,10 @@ mod tests {
         for (value, per_char) in [
             (json!("\"".repeat(12_000)), 2),
             (json!("\u{1}".repeat(12_000)), 6),
-            (json!(format!("{}{}", "x".repeat(100), "\\".repeat(30_000))), 2),
+            (
+                json!(format!("{}{}", "x".repeat(100), "\\".repeat(30_000))),
+                2,
+            ),
         ] {
             let (env, truncated) = truncate_result(value, 24_000);
             assert!(truncated);
@@ -186,7 +189,11 @@ mod tests {
             assert!(size <= 24_000, "{size}");
             let preview = env["preview"].as_str().expect("a preview");
             // Within one escaped character of the cap.
-            assert!(size + per_char * 2 > 24_000, "{size}: {} chars", preview.len());
+            assert!(
+                size + per_char * 2 > 24_000,
+                "{size}: {} chars",
+                preview.len()
+            );
         }
     }
 
