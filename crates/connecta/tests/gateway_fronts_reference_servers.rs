@@ -156,6 +156,21 @@ url = "http://127.0.0.1:{py_port}/mcp"
         refusal["error"]["code"],
         "destructive_tool_requires_approval"
     );
+    // Its next action is the same call through the boundary, runnable as
+    // given.
+    let next = &refusal["error"]["nextAction"];
+    assert_eq!(
+        next["arguments"],
+        json!({"address": "memory.create_entities", "args": {"entities": []}}),
+        "{refusal}"
+    );
+    let (v, err) = call(
+        &client,
+        next["tool"].as_str().expect("a tool"),
+        next["arguments"].clone(),
+    )
+    .await;
+    assert!(!err, "the next action runs as given: {v}");
     let (created, err) = call(
         &client,
         "call_destructive_tool",

@@ -294,7 +294,14 @@ impl ToolError {
         ))
     }
 
-    pub fn requires_approval(address: &str) -> Self {
+    /// The refusal of a tool that is not read-only where only reads may
+    /// run; its next action is the same call through the approval boundary,
+    /// with the same arguments, so it can be run as given.
+    pub fn requires_approval(address: &str, args: Option<&serde_json::Value>) -> Self {
+        let mut arguments = serde_json::json!({ "address": address });
+        if let Some(a) = args.filter(|a| a.is_object()) {
+            arguments["args"] = a.clone();
+        }
         ToolError::new(
             ErrorCode::DestructiveToolRequiresApproval,
             format!(
@@ -302,10 +309,7 @@ impl ToolError {
                 clamp_text(address, MAX_ECHO_BYTES)
             ),
         )
-        .next(NextAction::new(
-            "call_destructive_tool",
-            serde_json::json!({ "address": address }),
-        ))
+        .next(NextAction::new("call_destructive_tool", arguments))
     }
 
     pub fn invalid_args(message: impl Into<String>) -> Self {
@@ -366,11 +370,13 @@ mod tests {
         ] {
             assert!(!ToolError::with_cause(code, "svc-503 said 429 temporarily", true).retryable);
         }
-        let e = ToolError::requires_approval("svc-503.delete");
+        let e = ToolError::requires_approval("svc-503.delete", Some(&serde_json::json!({"id": 7})));
         assert!(!e.retryable);
+        let next = e.next_action.as_ref().expect("a next action");
+        assert_eq!(next.tool, "call_destructive_tool");
         assert_eq!(
-            e.next_action.as_ref().map(|a| a.tool.as_ref()),
-            Some("call_destructive_tool")
+            serde_json::to_value(next).expect("serializes")["arguments"],
+            serde_json::json!({"address": "svc-503.delete", "args": {"id": 7}})
         );
     }
 

@@ -154,7 +154,10 @@ impl Gateway {
         };
         if spec.boundary == Boundary::ReadOnly && !is_read_only(&resolved.tool.annotations) {
             return done(
-                Err(ToolError::requires_approval(spec.address)),
+                Err(ToolError::requires_approval(
+                    spec.address,
+                    spec.args.as_ref(),
+                )),
                 1,
                 connector_time,
             );
