@@ -84,6 +84,9 @@ enum Command {
 /// start single-threaded, before any runtime exists.
 pub const WORKER_ARG: &str = "__sandbox-worker";
 
+/// How long blocking work still running after a command may delay exit.
+const STRAGGLERS: std::time::Duration = std::time::Duration::from_secs(1);
+
 fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == WORKER_ARG) {
         return connecta_sandbox::worker_main();
@@ -115,6 +118,11 @@ fn main() -> ExitCode {
             Command::DemoServer => demo_server::run().await,
         }
     });
+    // Every command has awaited its own work by now. What can be left is a
+    // blocking read of stdin (`serve --stdio` stopped by a signal while the
+    // client keeps stdin open), which would hold a plain drop of the runtime
+    // forever.
+    runtime.shutdown_timeout(STRAGGLERS);
     match result {
         Ok(code) => code,
         Err(e) => {

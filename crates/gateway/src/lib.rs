@@ -33,6 +33,7 @@ use connecta_core::config::{Config, ConnectorConfig, ConnectorKind, McpTransport
 use connecta_store::{ActivitySink, ActivityWriter, Store};
 use connecta_vault::KeyLocation;
 use serde::Serialize;
+use tokio_util::sync::CancellationToken;
 
 pub use admission::CallAdmission;
 pub use catalog_cell::{CatalogCell, CatalogStatus, Loaded};
@@ -72,6 +73,10 @@ pub struct Gateway {
     code: Option<code::CodeMode>,
     /// A handle on ourselves for work that outlives a borrow (program hosts).
     me: Weak<Gateway>,
+    /// Fired when a shutdown's grace has run out: the requests still running
+    /// are stopped and answer `executor_closed`, so their clients get a typed
+    /// result instead of a dropped response.
+    stopping: CancellationToken,
 }
 
 /// What `/health` reports.
@@ -194,6 +199,7 @@ impl Gateway {
             housekeeping: Mutex::new(None),
             code,
             me: me.clone(),
+            stopping: CancellationToken::new(),
         });
         for h in &gateway.connectors {
             h.catalog.restore().await;
@@ -306,6 +312,14 @@ impl Gateway {
             store: self.store.backend(),
             connectors,
         }
+    }
+
+    /// End the shutdown grace: every request still in flight is cancelled
+    /// and answers `executor_closed`, and any request after this one is
+    /// refused the same way. Call it before [`Gateway::shutdown`], and give
+    /// the surfaces a moment to write those answers.
+    pub fn stop_in_flight(&self) {
+        self.stopping.cancel();
     }
 
     /// Stop every connector (children are stopped and reaped), finish the

@@ -10,6 +10,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tokio_util::task::TaskTracker;
 
 use crate::convert;
 
@@ -19,6 +20,9 @@ pub struct ConnectaServer {
     gateway: Arc<Gateway>,
     tools: Arc<Vec<Tool>>,
     info: Arc<ServerConfig>,
+    /// Counts the tool calls running, shared by every clone, so a stdio
+    /// session can wait for them before it closes stdout on shutdown.
+    pub(crate) in_flight: TaskTracker,
 }
 
 impl ConnectaServer {
@@ -33,6 +37,7 @@ impl ConnectaServer {
             gateway,
             tools: Arc::new(tools),
             info: Arc::new(info),
+            in_flight: TaskTracker::new(),
         }
     }
 
@@ -67,6 +72,7 @@ impl ServerHandler for ConnectaServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let _running = self.in_flight.token();
         let ctx = RequestCtx::new(actor(&context), context.ct.clone());
         let args = request.arguments.unwrap_or_default();
         let out = self.gateway.call_meta(&request.name, args, &ctx).await;

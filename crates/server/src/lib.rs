@@ -3,18 +3,22 @@
 //! gateway answers into MCP results, and it serves `/health` and `/metrics`.
 //!
 //! `serve_http` takes its listener and shutdown signal as arguments, so tests
-//! bind `127.0.0.1:0` and stop it when they like.
+//! bind `127.0.0.1:0` and stop it when they like. On that signal both
+//! surfaces drain (`drain.rs`): a request in flight always gets an answer.
 
 #![forbid(unsafe_code)]
 
 mod admission;
 mod auth;
 mod convert;
+mod drain;
 mod handler;
 mod health;
 
 use std::future::Future;
+use std::future::IntoFuture;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::routing::get;
@@ -95,32 +99,83 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
         .with_state(state)
 }
 
-/// Serve HTTP until `shutdown` resolves, then drain in-flight requests.
+/// Serve HTTP until `shutdown` resolves, then drain: the listener closes (new
+/// connections are refused), the requests in flight keep their connections
+/// and get `server.shutdown_grace_ms` to answer, and those still running
+/// after that answer `executor_closed` (see `drain.rs`).
 pub async fn serve_http(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let cancel = CancellationToken::new();
-    let app = router(state, cancel.clone());
-    let stop = cancel.clone();
-    axum::serve(listener, app)
+    let gateway = state.gateway.clone();
+    let grace = gateway.config.server.shutdown_grace;
+    // Cancelling rmcp's token makes it answer every request it still owes
+    // with an empty 500, so it is the very last step, never the first.
+    let drop_unanswered = CancellationToken::new();
+    let app = router(state, drop_unanswered.clone());
+    let signalled = CancellationToken::new();
+    let on_signal = signalled.clone();
+    let server = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;
-            stop.cancel();
+            on_signal.cancel();
         })
+        .into_future();
+    let mut server = std::pin::pin!(server);
+    tokio::select! {
+        r = &mut server => return r,
+        () = signalled.cancelled() => {}
+    }
+    // axum now holds only the connections of requests in flight, and ends
+    // once each has written its response.
+    if let Some(r) = drain::drain(&mut server, &gateway, grace).await {
+        return r;
+    }
+    drop_unanswered.cancel();
+    tokio::time::timeout(LAST_WRITE, server)
         .await
+        .unwrap_or(Ok(()))
 }
 
-/// Serve the same surface on stdin/stdout until the client closes stdin.
-pub async fn serve_stdio(gateway: Arc<Gateway>) -> std::io::Result<()> {
-    let server = ConnectaServer::new(gateway);
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    running
-        .waiting()
+/// After rmcp has been told to drop what it owes: time for those last
+/// responses to be written before the server is abandoned.
+const LAST_WRITE: Duration = Duration::from_secs(1);
+
+/// Serve the same surface on stdin/stdout until the client closes stdin, or
+/// until `shutdown` resolves; then the calls in flight drain as on HTTP and
+/// their answers are written before stdout closes.
+pub async fn serve_stdio(
+    gateway: Arc<Gateway>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let grace = gateway.config.server.shutdown_grace;
+    let server = ConnectaServer::new(gateway.clone());
+    let in_flight = server.in_flight.clone();
+    let mut shutdown = std::pin::pin!(shutdown);
+    let running = tokio::select! {
+        r = server.serve(rmcp::transport::stdio()) => {
+            r.map_err(|e| std::io::Error::other(e.to_string()))?
+        }
+        // No session yet, so nothing to drain.
+        () = &mut shutdown => return Ok(()),
+    };
+    let stop = running.cancellation_token();
+    let mut ended = std::pin::pin!(running.waiting());
+    tokio::select! {
+        r = &mut ended => {
+            r.map_err(|e| std::io::Error::other(e.to_string()))?;
+            return Ok(());
+        }
+        () = &mut shutdown => {}
+    }
+    in_flight.close();
+    let mut idle = std::pin::pin!(in_flight.wait());
+    let _ = drain::drain(&mut idle, &gateway, grace).await;
+    // Cancelling the session makes rmcp write the answers its handlers have
+    // already handed it, then close stdout.
+    stop.cancel();
+    ended
         .await
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     Ok(())

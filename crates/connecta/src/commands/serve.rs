@@ -50,7 +50,6 @@ pub async fn run(
     tracing::info!(config = %loaded.describe(), data = %data_dir.display(), connectors = loaded.config.connectors.len(), "starting connecta");
 
     let listen_addr = loaded.config.server.listen;
-    let grace = loaded.config.server.shutdown_grace;
     let worker = WorkerCommand {
         program: std::env::current_exe()
             .context("could not find this executable for the sandbox workers")?,
@@ -60,11 +59,13 @@ pub async fn run(
     let gateway =
         Gateway::start_with_vault(loaded.config, store.clone(), Some(worker), keys).await?;
 
+    // Each surface drains its own requests within the grace (and stops the
+    // ones that outlast it) before it returns; only then are the connectors
+    // and sandboxes those requests use stopped.
     let outcome = if stdio {
-        tokio::select! {
-            r = connecta_server::serve_stdio(gateway.clone()) => r.context("stdio session failed"),
-            () = shutdown_signal() => Ok(()),
-        }
+        connecta_server::serve_stdio(gateway.clone(), announced_shutdown())
+            .await
+            .context("stdio session failed")
     } else {
         let listener = TcpListener::bind(listen_addr)
             .await
@@ -75,24 +76,9 @@ pub async fn run(
         println!("{{\"type\":\"ready\",\"port\":{}}}", local.port());
         eprintln!("connecta is listening: connect your MCP client to http://{local}/mcp");
         let state = AppState::new(gateway.clone());
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(connecta_server::serve_http(listener, state, async move {
-            let _ = stop_rx.await;
-        }));
-        shutdown_signal().await;
-        tracing::info!("shutting down: draining in-flight requests");
-        let _ = stop_tx.send(());
-        match tokio::time::timeout(grace, server).await {
-            Ok(Ok(r)) => r.context("HTTP server failed"),
-            Ok(Err(e)) => Err(anyhow::anyhow!("HTTP server task failed: {e}")),
-            Err(_) => {
-                tracing::warn!(
-                    grace_ms = grace.as_millis() as u64,
-                    "in-flight requests did not finish in time"
-                );
-                Ok(())
-            }
-        }
+        connecta_server::serve_http(listener, state, announced_shutdown())
+            .await
+            .context("HTTP server failed")
     };
     tracing::info!("stopping connectors");
     tokio::time::timeout(Duration::from_secs(15), gateway.shutdown())
@@ -104,6 +90,12 @@ pub async fn run(
     }
     tracing::info!("stopped");
     outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// [`shutdown_signal`], logged when it arrives.
+async fn announced_shutdown() {
+    shutdown_signal().await;
+    tracing::info!("shutting down: draining in-flight requests");
 }
 
 /// Resolves on SIGTERM or SIGINT.

@@ -75,13 +75,62 @@ pub(crate) fn parse_args<T: DeserializeOwned>(
 
 impl Gateway {
     /// Run one meta-tool by name.
+    ///
+    /// A shutdown whose grace runs out ([`Gateway::stop_in_flight`]) cancels
+    /// the request like a client going away would, and the answer says why:
+    /// `executor_closed` (E5), not `cancelled`, so the model knows the
+    /// gateway went away rather than its own request.
     pub async fn call_meta(
         &self,
         name: &str,
         args: Map<String, Value>,
         ctx: &RequestCtx,
     ) -> MetaOutput {
-        let out = match name {
+        if self.stopping.is_cancelled() {
+            return MetaOutput::Error(shut_down(
+                "connecta is shutting down and takes no new requests",
+            ));
+        }
+        let ctx = &RequestCtx {
+            cancel: ctx.cancel.child_token(),
+            ..ctx.clone()
+        };
+        let stop_on_shutdown = async {
+            self.stopping.cancelled().await;
+            ctx.cancel.cancel();
+            // The request itself now ends through its own cancellation path,
+            // which records its activity and stops its downstream call.
+            std::future::pending::<()>().await
+        };
+        let out = tokio::select! {
+            out = self.run_meta(name, args, ctx) => out,
+            () = stop_on_shutdown => unreachable!("waits forever once it has cancelled"),
+        };
+        match out {
+            Err(e)
+                if self.stopping.is_cancelled()
+                    && matches!(e.code, ErrorCode::Cancelled | ErrorCode::ExecutorCancelled) =>
+            {
+                // Keep what the run gathered (logs, diagnostics); only the
+                // reason changes.
+                let mut closed = shut_down(
+                    "connecta shut down before this request finished (server.shutdown_grace_ms ran out); a downstream call it made may or may not have completed",
+                );
+                closed.details = e.details;
+                MetaOutput::Error(closed)
+            }
+            Err(e) => MetaOutput::Error(e),
+            Ok(o) => o,
+        }
+    }
+
+    async fn run_meta(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        ctx: &RequestCtx,
+    ) -> Result<MetaOutput, ToolError> {
+        match name {
             "execute_code" => self.execute_code(args, ctx).await,
             "search_tools" => self.search_tools(args).await,
             "call_tool" => self.call_tool(args, ctx).await,
@@ -96,10 +145,10 @@ impl Gateway {
                     clamp_text(other, 128)
                 ),
             )),
-        };
-        match out {
-            Ok(o) => o,
-            Err(e) => MetaOutput::Error(e),
         }
     }
+}
+
+fn shut_down(message: &str) -> ToolError {
+    ToolError::new(ErrorCode::ExecutorClosed, message)
 }
