@@ -3,6 +3,10 @@
 //! refresh in flight per connector. A partial catalog is a failure and is
 //! never cached or served. Each loaded catalog carries its search index
 //! (built lazily, once per fingerprint) and its compiled argument validators.
+//!
+//! Whatever path a catalog arrives by (a fetch, or a restore of the one an
+//! earlier run persisted), it is served only as curated by the current
+//! config: a restart must never bring back an earlier file's classification.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -118,6 +122,9 @@ pub struct CatalogCell {
     config: Arc<ConnectorConfig>,
     store: Arc<dyn Store>,
     list_timeout: Duration,
+    /// The settings this cell's catalogs are persisted under
+    /// ([`ConnectorConfig::persisted_catalog_key`]); `None`: never persisted.
+    persist_key: Option<String>,
     current: Mutex<Option<Arc<Loaded>>>,
     inflight: Mutex<Option<Refresh>>,
     last_error: Mutex<Option<ToolError>>,
@@ -144,6 +151,7 @@ impl CatalogCell {
         list_timeout: Duration,
     ) -> CatalogCell {
         CatalogCell {
+            persist_key: config.persisted_catalog_key(),
             connector,
             config,
             store,
@@ -168,26 +176,39 @@ impl CatalogCell {
     /// before this returns, so a later [`CatalogCell::persisted`] waits for
     /// this write. An older catalog never overwrites a newer one.
     fn persist(&self, catalog: Arc<Catalog>, fetched_at_ms: i64) {
+        let Some(key) = self.persist_key.clone() else {
+            return;
+        };
         let Ok(guard) = self.persisted.clone().try_lock_owned() else {
             // A write is running: queue behind it.
             let lock = self.persisted.clone();
             let store = self.store.clone();
             tokio::spawn(async move {
                 let guard = lock.lock_owned().await;
-                write_catalog(store, guard, catalog, fetched_at_ms).await;
+                write_catalog(store, guard, catalog, fetched_at_ms, key).await;
             });
             return;
         };
         let store = self.store.clone();
-        tokio::spawn(write_catalog(store, guard, catalog, fetched_at_ms));
+        tokio::spawn(write_catalog(store, guard, catalog, fetched_at_ms, key));
     }
 
     /// Seed the cell with a catalog persisted by an earlier run, if it is
-    /// still within its stale window.
+    /// still within its stale window and was fetched and curated under the
+    /// settings the config gives now. One persisted under other settings
+    /// (an override added, a glob changed, another command) is left alone:
+    /// the connector loads afresh, as on a first run.
     pub async fn restore(&self) {
+        let Some(key) = &self.persist_key else {
+            return;
+        };
         let Ok(Some(stored)) = self.store.catalog_get(&self.config.id).await else {
             return;
         };
+        if stored.config_key != *key {
+            tracing::info!(connector = %self.config.id, "the persisted catalog was curated under other settings; loading afresh");
+            return;
+        }
         let age = now_ms() - stored.fetched_at_ms;
         if age < 0
             || age as u128 >= (self.config.catalog_ttl + self.config.catalog_stale).as_millis()
@@ -197,8 +218,11 @@ impl CatalogCell {
         let Ok(tools) = serde_json::from_str::<Vec<ToolDef>>(&stored.tools_json) else {
             return;
         };
+        // Curating again is idempotent and cheap, and keeps "every served
+        // catalog went through the current curation" true on this path by
+        // construction rather than by the key alone.
         let loaded = Arc::new(Loaded::new(
-            Catalog::new(&self.config.id, tools),
+            Catalog::new(&self.config.id, curate(&self.config, tools)),
             stored.fetched_at_ms,
             &self.config,
         ));
@@ -345,6 +369,7 @@ async fn write_catalog(
     mut newest: tokio::sync::OwnedMutexGuard<i64>,
     catalog: Arc<Catalog>,
     fetched_at_ms: i64,
+    config_key: String,
 ) {
     if fetched_at_ms < *newest {
         return;
@@ -364,6 +389,7 @@ async fn write_catalog(
         fingerprint,
         tools_json,
         fetched_at_ms,
+        config_key,
     };
     match store.catalog_put(&stored).await {
         Ok(()) => *newest = fetched_at_ms,

@@ -233,6 +233,86 @@ async fn a_persisted_catalog_is_restored_within_its_window() {
     assert_eq!(fake.fetches.load(Ordering::SeqCst), 1);
 }
 
+#[tokio::test]
+async fn a_persisted_catalog_curated_under_other_settings_is_not_restored() {
+    let fake = Fake::new(Duration::ZERO);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).await.expect("store"));
+    let first = Arc::new(CatalogCell::new(
+        fake.clone(),
+        config(""),
+        store.clone(),
+        Duration::from_secs(5),
+    ));
+    first.get().await.expect("load");
+    first.persisted().await;
+    assert!(
+        first
+            .peek()
+            .expect("loaded")
+            .catalog
+            .get("get_thing")
+            .expect("t")
+            .read_only()
+    );
+
+    // The operator withdraws read-only from a tool and restarts: the stored
+    // catalog, curated without the override, must not come back.
+    let overridden = "[connector.overrides.get_thing]\nread_only = false\ndestructive = true\n";
+    let second = Arc::new(CatalogCell::new(
+        fake.clone(),
+        config(overridden),
+        store.clone(),
+        Duration::from_secs(5),
+    ));
+    second.restore().await;
+    assert!(second.peek().is_none(), "restored under other settings");
+    let fresh = second.get().await.expect("load");
+    assert!(!fresh.catalog.get("get_thing").expect("t").read_only());
+    assert_eq!(fake.fetches.load(Ordering::SeqCst), 2);
+
+    // The catalog it loaded is stored under the new settings: the next
+    // restart with this config restores it, with the override.
+    second.persisted().await;
+    let third = Arc::new(CatalogCell::new(
+        fake.clone(),
+        config(overridden),
+        store,
+        Duration::from_secs(5),
+    ));
+    third.restore().await;
+    let restored = third.peek().expect("restored under the same settings");
+    assert!(!restored.catalog.get("get_thing").expect("t").read_only());
+    assert_eq!(fake.fetches.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn an_excluded_tool_does_not_come_back_from_the_store() {
+    let fake = Fake::new(Duration::ZERO);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).await.expect("store"));
+    let first = Arc::new(CatalogCell::new(
+        fake.clone(),
+        config(""),
+        store.clone(),
+        Duration::from_secs(5),
+    ));
+    first.get().await.expect("load");
+    first.persisted().await;
+    let second = Arc::new(CatalogCell::new(
+        fake.clone(),
+        config("exclude_tools = [\"secret_*\"]\n"),
+        store,
+        Duration::from_secs(5),
+    ));
+    second.restore().await;
+    let served = match second.peek() {
+        Some(l) => l,
+        None => second.get().await.expect("load"),
+    };
+    assert!(served.catalog.get("secret_admin").is_none());
+}
+
 /// A store whose catalog writes wait until the test opens the gate; every
 /// other call goes straight to SQLite.
 struct GatedStore {

@@ -74,6 +74,10 @@ pub struct StoredCatalog {
     pub fingerprint: String,
     pub tools_json: String,
     pub fetched_at_ms: i64,
+    /// The connector settings the catalog was fetched and curated under
+    /// (`ConnectorConfig::persisted_catalog_key`): a restart restores the
+    /// catalog only under the same settings.
+    pub config_key: String,
 }
 
 #[async_trait]

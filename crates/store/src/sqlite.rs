@@ -19,9 +19,10 @@ use crate::{ActivityQuery, StashEntry, Store, StoreError, StoredCatalog, VaultRo
 pub const DB_FILE: &str = "connecta.db";
 
 /// Schema migrations, applied in order, each exactly once. Append only.
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    r#"
+const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        r#"
 CREATE TABLE stash (
     id            TEXT PRIMARY KEY,
     actor_key     TEXT NOT NULL,
@@ -66,7 +67,14 @@ CREATE TABLE catalog (
     fetched_at_ms INTEGER NOT NULL
 );
 "#,
-)];
+    ),
+    // Catalogs written before this carry an empty key and are never
+    // restored: nothing says which settings they were curated under.
+    (
+        2,
+        "ALTER TABLE catalog ADD COLUMN config_key TEXT NOT NULL DEFAULT ''",
+    ),
+];
 
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -363,30 +371,39 @@ impl Store for SqliteStore {
 
     async fn catalog_put(&self, c: &StoredCatalog) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO catalog (connector, fingerprint, tools_json, fetched_at_ms) VALUES (?, ?, ?, ?)
+            "INSERT INTO catalog (connector, fingerprint, tools_json, fetched_at_ms, config_key) VALUES (?, ?, ?, ?, ?)
              ON CONFLICT (connector) DO UPDATE SET fingerprint = excluded.fingerprint,
-             tools_json = excluded.tools_json, fetched_at_ms = excluded.fetched_at_ms",
+             tools_json = excluded.tools_json, fetched_at_ms = excluded.fetched_at_ms,
+             config_key = excluded.config_key",
         )
         .bind(&c.connector)
         .bind(&c.fingerprint)
         .bind(&c.tools_json)
         .bind(c.fetched_at_ms)
+        .bind(&c.config_key)
         .execute(&self.pool)
         .await?;
         Ok(())
     }
 
     async fn catalog_get(&self, connector: &str) -> Result<Option<StoredCatalog>, StoreError> {
-        let row = sqlx::query("SELECT * FROM catalog WHERE connector = ?")
-            .bind(connector)
-            .fetch_optional(&self.pool)
-            .await?;
+        // Columns by name, not `*`: once migration 2 had added a column,
+        // sqlx-sqlite described four columns for `*` and panicked on the
+        // fifth SQLite returned.
+        let row = sqlx::query(
+            "SELECT connector, fingerprint, tools_json, fetched_at_ms, config_key
+             FROM catalog WHERE connector = ?",
+        )
+        .bind(connector)
+        .fetch_optional(&self.pool)
+        .await?;
         row.map(|r| {
             Ok(StoredCatalog {
                 connector: r.try_get("connector")?,
                 fingerprint: r.try_get("fingerprint")?,
                 tools_json: r.try_get("tools_json")?,
                 fetched_at_ms: r.try_get("fetched_at_ms")?,
+                config_key: r.try_get("config_key")?,
             })
         })
         .transpose()

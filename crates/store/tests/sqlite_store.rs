@@ -185,10 +185,12 @@ async fn catalogs_persist() {
         fingerprint: "f1".into(),
         tools_json: "[]".into(),
         fetched_at_ms: 5,
+        config_key: "k1".into(),
     };
     s.catalog_put(&c).await.expect("put");
     s.catalog_put(&StoredCatalog {
         fingerprint: "f2".into(),
+        config_key: "k2".into(),
         ..c.clone()
     })
     .await
@@ -197,8 +199,8 @@ async fn catalogs_persist() {
         s.catalog_get("a")
             .await
             .expect("get")
-            .map(|c| c.fingerprint),
-        Some("f2".into())
+            .map(|c| (c.fingerprint, c.config_key)),
+        Some(("f2".into(), "k2".into()))
     );
     assert_eq!(s.catalog_get("zz").await.expect("get"), None);
 }

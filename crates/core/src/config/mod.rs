@@ -6,6 +6,7 @@
 //! This module reads no files and no environment itself: the caller passes
 //! the text and an environment lookup, so tests are hermetic.
 
+mod catalog_key;
 mod diagnostics;
 mod load;
 mod lower;
