@@ -31,7 +31,13 @@ pub(crate) enum Boundary {
 pub(crate) struct CallSpec<'a> {
     pub address: &'a str,
     pub args: Option<Value>,
+    /// Each attempt's bound.
     pub timeout: Duration,
+    /// An end for the whole call, the catalog lookup included (a program's
+    /// host call, contract L4). Without one, a lookup waits for a loading
+    /// catalog as long as a load may take: a child that is still starting
+    /// (an `npx` download, say) is worth waiting for on a direct call.
+    pub deadline: Option<Instant>,
     pub max_retries: u32,
     pub boundary: Boundary,
     pub source: Source,
@@ -71,7 +77,9 @@ pub(crate) struct Dispatched {
 }
 
 impl Gateway {
-    pub(crate) async fn resolve(&self, address: &str) -> Resolution<'_> {
+    /// Find the tool `address` names, waiting for its catalog until
+    /// `deadline` if one is given.
+    pub(crate) async fn resolve(&self, address: &str, deadline: Option<Instant>) -> Resolution<'_> {
         let Some(addr) = Address::parse(address) else {
             return Resolution::Unknown(ToolError::unknown_address(address));
         };
@@ -79,7 +87,16 @@ impl Gateway {
             return Resolution::Unknown(ToolError::unknown_address(address));
         };
         let connector = handle.config.id.as_str();
-        let loaded = match handle.catalog.get().await {
+        let loaded = match deadline {
+            Some(d) => {
+                handle
+                    .catalog
+                    .get_within(d.saturating_duration_since(Instant::now()))
+                    .await
+            }
+            None => handle.catalog.get().await,
+        };
+        let loaded = match loaded {
             Ok(l) => l,
             Err(e) => {
                 return Resolution::Refused {
@@ -107,7 +124,7 @@ impl Gateway {
     /// once it knows how the result was shaped.
     pub(crate) async fn dispatch(&self, spec: CallSpec<'_>, ctx: &RequestCtx) -> Dispatched {
         let started = Instant::now();
-        let resolution = self.resolve(spec.address).await;
+        let resolution = self.resolve(spec.address, spec.deadline).await;
         let catalog_time = started.elapsed();
         let resolved = match resolution {
             Resolution::Found(r) => r,
@@ -194,8 +211,25 @@ impl Gateway {
         let mut attempts = 0u32;
         loop {
             attempts += 1;
+            let timeout = match spec.deadline {
+                Some(end) => spec
+                    .timeout
+                    .min(end.saturating_duration_since(Instant::now())),
+                None => spec.timeout,
+            };
+            if timeout.is_zero() {
+                let e = ToolError::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "the call's {} ms deadline passed before {} could be called",
+                        spec.timeout.as_millis(),
+                        clamp_text(spec.address, 257)
+                    ),
+                );
+                return done(Err(e), attempts, connector_time);
+            }
             let options = CallOptions {
-                timeout: spec.timeout,
+                timeout,
                 cancel: ctx.cancel.child_token(),
             };
             let call_started = Instant::now();

@@ -264,14 +264,34 @@ impl CatalogCell {
                 return Ok(loaded);
             }
             if age < (self.config.catalog_ttl + self.config.catalog_stale).as_millis() {
-                let refresh = self.refresh_future();
-                tokio::spawn(async move {
-                    let _ = refresh.await;
-                });
+                // Started, not awaited: its own task drives it.
+                drop(self.refresh_future());
                 return Ok(loaded);
             }
         }
         self.refresh_future().await
+    }
+
+    /// [`CatalogCell::get`] for a caller with a deadline of its own (a
+    /// program's host call, contract L4): a catalog still loading after
+    /// `wait` is a retryable `timeout` for this caller, and the load goes on
+    /// for the next one.
+    pub async fn get_within(self: &Arc<Self>, wait: Duration) -> Result<Arc<Loaded>, ToolError> {
+        match tokio::time::timeout(wait, self.get()).await {
+            Ok(r) => r,
+            Err(_) => {
+                let id = self.config.id.as_str();
+                Err(ToolError::with_cause(
+                    ErrorCode::Timeout,
+                    format!(
+                        "the catalog of {id} did not load within {} ms; it is still loading, so try again shortly",
+                        wait.as_millis()
+                    ),
+                    true,
+                )
+                .detail("connector", id))
+            }
+        }
     }
 
     /// Force a refresh now (single flight with any refresh already running).
@@ -293,6 +313,13 @@ impl CatalogCell {
         .boxed();
         let shared = fut.shared();
         *slot = Some(shared.clone());
+        // Driven by a task of its own: a caller that stops waiting (its
+        // deadline passed, its client went away) must not stall the load
+        // for everyone else.
+        let driver = shared.clone();
+        tokio::spawn(async move {
+            let _ = driver.await;
+        });
         shared
     }
 

@@ -313,6 +313,25 @@ async fn an_excluded_tool_does_not_come_back_from_the_store() {
     assert!(served.catalog.get("secret_admin").is_none());
 }
 
+#[tokio::test]
+async fn a_caller_with_a_deadline_is_answered_by_it_and_the_load_goes_on() {
+    let fake = Fake::new(Duration::from_millis(800));
+    let (_d, cell) = cell(&fake, "").await;
+    let started = std::time::Instant::now();
+    let e = match cell.get_within(Duration::from_millis(50)).await {
+        Ok(_) => panic!("a catalog that takes 800 ms was served within 50 ms"),
+        Err(e) => e,
+    };
+    assert!(started.elapsed() < Duration::from_millis(700));
+    assert_eq!(e.code, ErrorCode::Timeout, "{e:?}");
+    assert!(e.retryable);
+    // Nobody waits on the load any more, yet it finishes and is served.
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert!(cell.peek().is_some(), "the abandoned load was dropped");
+    cell.get().await.expect("served");
+    assert_eq!(fake.fetches.load(Ordering::SeqCst), 1);
+}
+
 /// A store whose catalog writes wait until the test opens the gate; every
 /// other call goes straight to SQLite.
 struct GatedStore {

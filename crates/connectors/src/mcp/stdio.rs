@@ -4,6 +4,11 @@
 //! On shutdown it closes the session, then stops the whole process group:
 //! stdin closed → SIGTERM → SIGKILL, and always reaps.
 //!
+//! A caller waits for a child that is starting, but not for one that is
+//! waiting out its backoff after a failed start or an exit: that one is
+//! answered at once with `unavailable` and when the next attempt is due, so
+//! a command that cannot run costs a request nothing, not its whole deadline.
+//!
 //! Children get a minimal environment (a few passthrough variables plus the
 //! connector's `env`), never the gateway's own: the gateway's environment
 //! holds its vault key and tokens.
@@ -19,6 +24,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -68,10 +74,21 @@ pub(crate) struct ChildSpec {
     pub(crate) cwd: Option<String>,
 }
 
+/// The supervisor is waiting out a backoff: the last attempt failed (or the
+/// child exited), and the next one starts at `until`.
+#[derive(Debug, Clone)]
+pub(crate) struct Backoff {
+    until: Instant,
+    why: String,
+}
+
 pub(crate) struct Supervisor {
     shared: Arc<Shared>,
     spec: ChildSpec,
     task: std::sync::Mutex<Option<JoinHandle<()>>>,
+    /// Set while the supervisor sleeps between attempts, cleared when the
+    /// next attempt starts; callers waiting for a session watch it.
+    backoff: Arc<watch::Sender<Option<Backoff>>>,
 }
 
 impl Supervisor {
@@ -80,19 +97,22 @@ impl Supervisor {
             shared,
             spec,
             task: std::sync::Mutex::new(None),
+            backoff: Arc::new(watch::channel(None).0),
         }
     }
 
     pub(crate) fn spawn(&self) {
         let shared = self.shared.clone();
         let spec = self.spec.clone();
-        let handle = tokio::spawn(supervise(shared, spec));
+        let handle = tokio::spawn(supervise(shared, spec, self.backoff.clone()));
         *self.task.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
     }
 
-    /// Wait for a live session until `deadline`.
+    /// Wait for a live session until `deadline` while the child is starting;
+    /// answer at once while it is in backoff after a failure.
     pub(crate) async fn session(&self, deadline: Instant) -> Result<Session, ToolError> {
         let mut rx = self.shared.session.subscribe();
+        let mut backoff = self.backoff.subscribe();
         loop {
             if let Some(s) = rx.borrow_and_update().clone() {
                 return Ok(s);
@@ -104,27 +124,49 @@ impl Supervisor {
                     false,
                 ));
             }
-            match tokio::time::timeout_at(deadline, rx.changed()).await {
-                Ok(Ok(())) => continue,
-                _ => {
-                    let status = self
-                        .shared
-                        .status
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .clone();
-                    let why = status
-                        .last_error
-                        .map(|e| format!(" (last failure: {e})"))
-                        .unwrap_or_default();
-                    return Err(ToolError::with_cause(
-                        ErrorCode::Unavailable,
-                        format!("{} is not running yet{why}", self.shared.id),
-                        true,
-                    )
-                    .retry_after(1_000));
-                }
+            let now = Instant::now();
+            // A backoff whose time is up means the next attempt is about to
+            // start: wait for it like any start.
+            if let Some(b) = backoff.borrow_and_update().clone()
+                && b.until > now
+            {
+                let ms = (b.until - now).as_millis().max(1) as u64;
+                return Err(ToolError::with_cause(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "{} is not running ({}); the next start is in {ms} ms",
+                        self.shared.id, b.why
+                    ),
+                    true,
+                )
+                .retry_after(ms));
             }
+            // Both senders live as long as `self`: `changed` does not fail
+            // while we wait (and if it did, waiting would be pointless).
+            let woke = tokio::select! {
+                r = rx.changed() => r.is_ok(),
+                r = backoff.changed() => r.is_ok(),
+                () = tokio::time::sleep_until(deadline) => false,
+            };
+            if woke {
+                continue;
+            }
+            let status = self
+                .shared
+                .status
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let why = status
+                .last_error
+                .map(|e| format!(" (last failure: {e})"))
+                .unwrap_or_default();
+            return Err(ToolError::with_cause(
+                ErrorCode::Unavailable,
+                format!("{} is not running yet{why}", self.shared.id),
+                true,
+            )
+            .retry_after(1_000));
         }
     }
 
@@ -136,7 +178,11 @@ impl Supervisor {
     }
 }
 
-async fn supervise(shared: Arc<Shared>, spec: ChildSpec) {
+async fn supervise(
+    shared: Arc<Shared>,
+    spec: ChildSpec,
+    waiting: Arc<watch::Sender<Option<Backoff>>>,
+) {
     let mut backoff = shared.options.backoff_min;
     let mut first = true;
     loop {
@@ -148,6 +194,7 @@ async fn supervise(shared: Arc<Shared>, spec: ChildSpec) {
             s.restarts += 1;
         }
         first = false;
+        waiting.send_replace(None);
         shared.set_state(ConnectorState::Starting, None);
         let started = Instant::now();
         let outcome = run_once(&shared, &spec).await;
@@ -163,10 +210,14 @@ async fn supervise(shared: Arc<Shared>, spec: ChildSpec) {
             RunEnd::Shutdown => break,
         };
         tracing::warn!(connector = %shared.id, problem = %message, "downstream child stopped; restarting after backoff");
-        shared.set_state(ConnectorState::Down, Some(message));
         if started.elapsed() >= HEALTHY_AFTER {
             backoff = shared.options.backoff_min;
         }
+        waiting.send_replace(Some(Backoff {
+            until: Instant::now() + backoff,
+            why: message.clone(),
+        }));
+        shared.set_state(ConnectorState::Down, Some(message));
         tokio::select! {
             () = tokio::time::sleep(backoff) => {}
             () = shared.shutdown.cancelled() => break,

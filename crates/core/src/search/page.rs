@@ -243,11 +243,17 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
                     return Err(error.clone());
                 }
                 down_words.extend(id_words(connector));
-                unavailable.push(json!({
+                let mut entry = json!({
                     "connector": connector,
                     "code": error.code.as_str(),
                     "retryable": error.retryable,
-                }));
+                });
+                // When the connector is next worth asking (a child in its
+                // restart backoff, a downstream's Retry-After).
+                if let Some(ms) = error.retry_after_ms {
+                    entry["retryAfterMs"] = json!(ms);
+                }
+                unavailable.push(entry);
             }
         }
     }

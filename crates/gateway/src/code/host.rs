@@ -157,11 +157,19 @@ impl ProgramHost {
         Ok(())
     }
 
-    /// One call through the gateway's call path, recorded as activity.
+    /// When a host call that starts now must be answered (L4: the
+    /// per-call deadline covers finding the tool as well as calling it).
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.limits.call_deadline
+    }
+
+    /// One call through the gateway's call path, recorded as activity,
+    /// answered by `end`.
     async fn dispatch_one(
         &self,
         address: &str,
         args: Option<Value>,
+        end: Instant,
     ) -> (Result<Value, ToolError>, Option<Dispatched>) {
         if let Err(e) = self.spend() {
             // A budget refusal on a real connector is still an event (V1).
@@ -193,6 +201,7 @@ impl ProgramHost {
                 address: &address,
                 args,
                 timeout: deadline,
+                deadline: Some(end),
                 max_retries: 0,
                 boundary: Boundary::ReadOnly,
                 source: Source::ExecuteCode,
@@ -242,7 +251,9 @@ impl ProgramHost {
                 "connecta.call(address, args): address must be a string like \"connector.tool\"",
             )));
         };
-        let (r, d) = self.dispatch_one(address, args.get(1).cloned()).await;
+        let (r, d) = self
+            .dispatch_one(address, args.get(1).cloned(), self.deadline())
+            .await;
         let bytes = r
             .as_ref()
             .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()));
@@ -252,6 +263,7 @@ impl ProgramHost {
 
     async fn call_namespace(&self, args: &[Value]) -> Result<Value, HostError> {
         let started = Instant::now();
+        let end = self.deadline();
         let connector = args.first().and_then(Value::as_str).unwrap_or("");
         let alias = args.get(1).and_then(Value::as_str).unwrap_or("");
         let Some(handle) = self.gateway.connector(connector) else {
@@ -259,7 +271,8 @@ impl ProgramHost {
                 connector, alias,
             ))));
         };
-        let resolved = match handle.catalog.get().await {
+        let wait = end.saturating_duration_since(Instant::now());
+        let resolved = match handle.catalog.get_within(wait).await {
             Ok(loaded) => {
                 let matches = loaded.by_alias(alias);
                 match matches.len() {
@@ -285,7 +298,7 @@ impl ProgramHost {
         match resolved {
             Ok(name) => {
                 let address = format_address(connector, &name);
-                let (r, d) = self.dispatch_one(&address, args.get(2).cloned()).await;
+                let (r, d) = self.dispatch_one(&address, args.get(2).cloned(), end).await;
                 let bytes = r
                     .as_ref()
                     .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()));
@@ -323,6 +336,8 @@ impl ProgramHost {
                 items.len()
             ))));
         }
+        // The entries run side by side, each within the one deadline.
+        let end = self.deadline();
         let calls = items.iter().map(|item| async move {
             let address = item.get("address").and_then(Value::as_str);
             let Some(address) = address else {
@@ -333,7 +348,9 @@ impl ProgramHost {
                 );
                 return (String::new(), Err(e), None);
             };
-            let (r, d) = self.dispatch_one(address, item.get("args").cloned()).await;
+            let (r, d) = self
+                .dispatch_one(address, item.get("args").cloned(), end)
+                .await;
             (address.to_owned(), r, d)
         });
         let outcomes = futures::future::join_all(calls).await;
@@ -392,7 +409,10 @@ impl ProgramHost {
     async fn search(&self, args: &[Value]) -> Result<Value, HostError> {
         let started = Instant::now();
         let arg = args.first().cloned().unwrap_or(Value::Null);
-        let r = self.gateway.search_value(&arg, Surface::CodeMode).await;
+        let r = self
+            .gateway
+            .search_value(&arg, Surface::CodeMode, Some(self.limits.call_deadline))
+            .await;
         let bytes = r
             .as_ref()
             .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()));
@@ -443,7 +463,9 @@ impl ProgramHost {
             .iter()
             .filter_map(|c| self.gateway.connector(c))
             .collect();
-        let loads = futures::future::join_all(handles.iter().map(|h| h.catalog.get())).await;
+        let wait = self.limits.call_deadline;
+        let loads =
+            futures::future::join_all(handles.iter().map(|h| h.catalog.get_within(wait))).await;
         let loads: Vec<_> = loads
             .into_iter()
             .map(|l| l.map_err(|e| self.gateway.scrub(e)))

@@ -2,6 +2,7 @@
 //! the same page builder `connecta.search` and the discovery evaluation use.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use connecta_core::error::{ToolError, clamp_text};
 use connecta_core::search::{Source, Surface, parse_search_args, search_page};
@@ -19,10 +20,13 @@ pub(crate) struct Scoped<'g> {
 
 impl Gateway {
     /// Load the catalogs a search or describe covers (only the named
-    /// connector's when one is given), concurrently.
+    /// connector's when one is given), concurrently, each waited for at
+    /// most `wait` when given (a catalog still loading then is reported as
+    /// failed, and the others answer).
     pub(crate) async fn scope(
         &self,
         connector: Option<&str>,
+        wait: Option<Duration>,
     ) -> Result<Vec<Scoped<'_>>, ToolError> {
         let handles: Vec<&ConnectorHandle> = match connector {
             Some(id) => match self.connector(id) {
@@ -42,7 +46,13 @@ impl Gateway {
             },
             None => self.connectors().iter().collect(),
         };
-        let loads = futures::future::join_all(handles.iter().map(|h| h.catalog.get())).await;
+        let loads = futures::future::join_all(handles.iter().map(|h| async move {
+            match wait {
+                Some(wait) => h.catalog.get_within(wait).await,
+                None => h.catalog.get().await,
+            }
+        }))
+        .await;
         Ok(handles
             .into_iter()
             .zip(loads)
@@ -54,13 +64,15 @@ impl Gateway {
     }
 
     /// Search with either surface's arguments; returns the page value.
+    /// `wait` bounds the wait for each catalog, as for [`Gateway::scope`].
     pub(crate) async fn search_value(
         &self,
         args: &Value,
         surface: Surface,
+        wait: Option<Duration>,
     ) -> Result<Value, ToolError> {
         let req = parse_search_args(args, surface)?;
-        let scoped = self.scope(req.connector.as_deref()).await?;
+        let scoped = self.scope(req.connector.as_deref(), wait).await?;
         let indexes: Vec<_> = scoped
             .iter()
             .map(|s| s.loaded.as_ref().map(|l| l.index()))
@@ -81,7 +93,7 @@ impl Gateway {
         args: Map<String, Value>,
     ) -> Result<MetaOutput, ToolError> {
         let page = self
-            .search_value(&Value::Object(args), Surface::SearchTools)
+            .search_value(&Value::Object(args), Surface::SearchTools, None)
             .await?;
         Ok(MetaOutput::value(page))
     }
