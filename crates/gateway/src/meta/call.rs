@@ -175,7 +175,7 @@ impl Gateway {
         {
             // The rejection needs a real tool: an unknown address is
             // answered as such before anything is rejected.
-            if let Resolution::Refused { error, .. } = self.resolve(&a.address).await {
+            if let Resolution::Refused { error, .. } = self.resolve(&a.address, None).await {
                 return Err(self.refuse_before_call(
                     ctx,
                     &a.address,
