@@ -12,6 +12,18 @@ use support::*;
 
 const MARKER: &str = "PAYLOAD-MARKER-7f3a9c";
 
+/// `connecta activity tail` as a person reads it (the table, not JSON).
+fn table(gw: &Gateway) -> String {
+    let (status, table, err) = run(
+        Command::new(bin())
+            .args(["activity", "tail", "--config"])
+            .arg(&gw.config_path),
+        Duration::from_secs(30),
+    );
+    assert!(status.success(), "{err}");
+    table
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn no_event_carries_arguments_results_or_error_text() {
     let mut gw = Gateway::start(&demo_connector());
@@ -129,13 +141,7 @@ async fn no_event_carries_arguments_results_or_error_text() {
         }
     }
     // The human table too.
-    let (status, table, _) = run(
-        Command::new(bin())
-            .args(["activity", "tail", "--config"])
-            .arg(&gw.config_path),
-        Duration::from_secs(30),
-    );
-    assert!(status.success());
+    let table = table(&gw);
     assert!(
         table.contains("demo.get_note") && table.contains("invalid_args"),
         "{table}"
@@ -156,13 +162,7 @@ async fn the_table_shows_control_characters_of_caller_text_escaped() {
     assert!(err, "unknown tool");
     let _ = client.cancel().await;
     gw.stop();
-    let (status, table, _) = run(
-        Command::new(bin())
-            .args(["activity", "tail", "--config"])
-            .arg(&gw.config_path),
-        Duration::from_secs(30),
-    );
-    assert!(status.success());
+    let table = table(&gw);
     assert!(!table.contains('\u{1b}'), "{table:?}");
     assert!(
         !table.lines().any(|l| l.starts_with("forged row")),

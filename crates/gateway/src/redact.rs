@@ -35,13 +35,7 @@ impl Redactor {
 
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let secrets = self.secrets.read().unwrap_or_else(|p| p.into_inner());
-        let mut out: Cow<'a, str> = Cow::Borrowed(text);
-        for s in secrets.iter() {
-            if out.contains(s.as_str()) {
-                out = Cow::Owned(out.replace(s.as_str(), MARK));
-            }
-        }
-        out
+        redact_str(text, &secrets).map_or(Cow::Borrowed(text), Cow::Owned)
     }
 
     /// Redact every string of a tool result (its content blocks and its
@@ -60,6 +54,7 @@ impl Redactor {
     }
 }
 
+/// `text` with every secret replaced, or `None` when it holds none.
 fn redact_str(text: &str, secrets: &[String]) -> Option<String> {
     let mut out: Option<String> = None;
     for s in secrets {
