@@ -214,6 +214,32 @@ pub fn encode_call(id: u64, global: &str, function: &str, args: &str) -> Vec<u8>
     ])
 }
 
+/// `ToWorker::Run` from borrowed parts: the same bytes as encoding the
+/// owned message, without copying the program.
+pub fn encode_run(
+    program: &str,
+    prelude: Option<&str>,
+    bindings: &[BindingNamespace],
+) -> Result<Vec<u8>, FrameError> {
+    #[derive(Serialize)]
+    struct Spec<'a> {
+        program: &'a str,
+        prelude: Option<&'a str>,
+        bindings: &'a [BindingNamespace],
+    }
+    #[derive(Serialize)]
+    struct Run<'a> {
+        run: Spec<'a>,
+    }
+    encode(&Run {
+        run: Spec {
+            program,
+            prelude,
+            bindings,
+        },
+    })
+}
+
 /// `ToWorker::Resolve` around a serialized value.
 pub fn encode_resolve(id: u64, value: &str) -> Vec<u8> {
     let head = format!("{{\"resolve\":{{\"id\":{id},\"value\":");
@@ -329,6 +355,25 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_borrowed_run_encodes_like_the_owned_message() {
+        let bindings = vec![BindingNamespace {
+            global: "connecta".into(),
+            functions: vec!["call".into(), "__proto__".into()],
+        }];
+        for prelude in [None, Some("globalThis.x = 1;")] {
+            let owned = encode(&ToWorker::Run(RunSpec {
+                program: "async () => \"é\\n\"".into(),
+                prelude: prelude.map(str::to_owned),
+                bindings: bindings.clone(),
+            }))
+            .expect("owned");
+            let borrowed =
+                encode_run("async () => \"é\\n\"", prelude, &bindings).expect("borrowed");
+            assert_eq!(owned, borrowed);
+        }
+    }
 
     #[test]
     fn frames_round_trip_with_raw_values() {

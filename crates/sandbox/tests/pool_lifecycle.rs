@@ -151,6 +151,65 @@ async fn an_idle_worker_killed_from_outside_is_skipped() {
 }
 
 #[tokio::test]
+async fn x3_a_worker_that_dies_before_its_run_starts_costs_the_run_nothing() {
+    let pool = pool().await;
+    let pid = pool.stats().worker_pids[0];
+    // Stopped, the worker is still alive when the run is lent to it, and
+    // never reads the program: its death is certain to come before a frame.
+    kill(Pid::from_raw(pid as i32), Signal::SIGSTOP).expect("stop worker");
+    let task = {
+        let pool = pool.clone();
+        tokio::spawn(async move {
+            run(
+                &pool,
+                "async () => { const v = await connecta.echo(6); return v * 7; }",
+            )
+            .await
+        })
+    };
+    wait_for(|| pool.stats().busy == 1, "the run to take the worker").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    kill(Pid::from_raw(pid as i32), Signal::SIGKILL).expect("kill worker");
+    let r = task.await.expect("run task");
+    assert_eq!(ok(&r), json!(42));
+    assert!(!pool.stats().worker_pids.contains(&pid));
+    assert!(pool.stats().replaced_total >= 1);
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn x3_a_worker_killed_after_its_first_frame_is_not_run_twice() {
+    let pool = pool().await;
+    let host = Arc::new(TestHost::default());
+    let pid = pool.stats().worker_pids[0];
+    let task = {
+        let pool = pool.clone();
+        let host = host.clone();
+        tokio::spawn(async move {
+            run_with_host(
+                &pool,
+                "async () => { console.log('once'); await connecta.hang(); }",
+                host,
+            )
+            .await
+        })
+    };
+    // The log line is the run's first frame; from then on a death is the run's.
+    wait_for(|| host.hung_started.load(Ordering::SeqCst), "the host call").await;
+    kill(Pid::from_raw(pid as i32), Signal::SIGKILL).expect("kill worker");
+    let r = task.await.expect("run task");
+    failed(&r, FailureKind::WorkerExit);
+    assert_eq!(r.logs, vec!["once".to_owned()]);
+    wait_for(|| pool.stats().idle == 1, "the pool to refill").await;
+    assert_eq!(
+        pool.stats().started_total,
+        2,
+        "one worker at start, one refill"
+    );
+    pool.shutdown().await;
+}
+
+#[tokio::test]
 async fn l7_admission_overload_is_immediate_when_the_queue_is_full() {
     let mut o = options();
     o.max_concurrent = 1;

@@ -222,6 +222,11 @@ impl QuickJsPool {
 impl Lease {
     /// Runs one program on a pooled worker. Never fails as a call: a failed
     /// program is `CodeRunResult::error`.
+    ///
+    /// A worker that dies before it sends a single frame for the run (killed
+    /// while idle, just before the pool could see it) costs the run nothing:
+    /// the program goes once more to another worker. It had made no host
+    /// call, so nothing outside the sandbox saw it run.
     pub async fn run(self, request: CodeRunRequest, host: Arc<dyn BindingHost>) -> CodeRunResult {
         let inner = self.inner.clone();
         let deadline = Instant::now() + inner.options.wall_deadline;
@@ -231,25 +236,40 @@ impl Lease {
         if let Err(message) = validate_bindings(&request.bindings) {
             return failure(FailureKind::Exception, message);
         }
-        let mut lent = match inner.checkout().await {
-            Ok(lent) => lent,
+        let frame = match run::encode_run(&request) {
+            Ok(frame) => frame,
             Err(result) => return result,
         };
-        if request.cancel.is_cancelled() {
-            return failure(FailureKind::Abort, "the run was cancelled");
+        let mut attempts_left = 2;
+        loop {
+            attempts_left -= 1;
+            let mut lent = match inner.checkout().await {
+                Ok(lent) => lent,
+                Err(result) => return result,
+            };
+            if request.cancel.is_cancelled() {
+                return failure(FailureKind::Abort, "the run was cancelled");
+            }
+            let Some(worker) = lent.worker.as_mut() else {
+                return failure(FailureKind::WorkerExit, "no sandbox worker is available");
+            };
+            let cx = RunContext {
+                limits: &inner.limits,
+                deadline,
+                wall_deadline_ms: inner.options.wall_deadline.as_millis(),
+                shutdown: &inner.shutdown,
+            };
+            let (result, fate) =
+                run::drive(worker, cx, frame.clone(), &request, host.clone()).await;
+            lent.give_back(fate);
+            if fate == Fate::Unheard && attempts_left > 0 {
+                tracing::warn!(
+                    "a sandbox worker died before its run started; running it on another"
+                );
+                continue;
+            }
+            return result;
         }
-        let Some(worker) = lent.worker.as_mut() else {
-            return failure(FailureKind::WorkerExit, "no sandbox worker is available");
-        };
-        let cx = RunContext {
-            limits: &inner.limits,
-            deadline,
-            wall_deadline_ms: inner.options.wall_deadline.as_millis(),
-            shutdown: &inner.shutdown,
-        };
-        let (result, fate) = run::drive(worker, cx, request, host).await;
-        lent.give_back(fate);
-        result
     }
 }
 

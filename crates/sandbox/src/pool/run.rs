@@ -23,9 +23,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::process::{WorkerProcess, describe_exit};
-use crate::protocol::{
-    self, FromWorker, RunOutcome, RunSpec, ToWorker, WorkerLimits, result_too_large,
-};
+use crate::protocol::{self, FromWorker, RunOutcome, ToWorker, WorkerLimits, result_too_large};
 use crate::{BindingHost, CodeRunFailure, CodeRunRequest, CodeRunResult, FailureKind, HostError};
 
 /// What happens to the worker after the run.
@@ -35,6 +33,10 @@ pub(crate) enum Fate {
     Reuse,
     /// Abnormal end: kill, reap and replace.
     Retire,
+    /// The worker died before it sent a single frame for this run: retire
+    /// it. The program made no host call and wrote no log, so running it
+    /// again on another worker has no effect twice.
+    Unheard,
 }
 
 type HostFuture = Pin<Box<dyn Future<Output = (u64, Result<Value, HostError>)> + Send>>;
@@ -89,46 +91,50 @@ fn fail(kind: FailureKind, message: impl Into<String>, logs: Vec<String>) -> Cod
     }
 }
 
+/// The run frame, encoded once so a run whose worker died unheard can be
+/// sent again; `Err` is the run's failure (it never reaches a worker).
+pub(crate) fn encode_run(request: &CodeRunRequest) -> Result<Vec<u8>, CodeRunResult> {
+    match protocol::encode_run(
+        &request.program,
+        request.prelude.as_deref(),
+        &request.bindings,
+    ) {
+        Ok(f) if f.len() <= protocol::MAX_FRAME_TO_WORKER => Ok(f),
+        Ok(_) => Err(fail(
+            FailureKind::Exception,
+            "the program is too large to run",
+            Vec::new(),
+        )),
+        Err(e) => Err(fail(
+            FailureKind::Exception,
+            format!("the run could not be encoded: {e}"),
+            Vec::new(),
+        )),
+    }
+}
+
+/// Runs one encoded program on `worker` until it settles.
 pub(crate) async fn drive(
     worker: &mut WorkerProcess,
     cx: RunContext<'_>,
-    request: CodeRunRequest,
+    frame: Vec<u8>,
+    request: &CodeRunRequest,
     host: Arc<dyn BindingHost>,
 ) -> (CodeRunResult, Fate) {
-    let declared: HashMap<String, HashSet<String>> = request
+    let declared: HashMap<&str, HashSet<&str>> = request
         .bindings
         .iter()
-        .map(|ns| (ns.global.clone(), ns.functions.iter().cloned().collect()))
+        .map(|ns| {
+            (
+                ns.global.as_str(),
+                ns.functions.iter().map(String::as_str).collect(),
+            )
+        })
         .collect();
-    let spec = ToWorker::Run(RunSpec {
-        program: request.program,
-        prelude: request.prelude,
-        bindings: request.bindings,
-    });
-    let frame = match protocol::encode(&spec) {
-        Ok(f) if f.len() <= protocol::MAX_FRAME_TO_WORKER => f,
-        Ok(_) => {
-            return (
-                fail(
-                    FailureKind::Exception,
-                    "the program is too large to run",
-                    Vec::new(),
-                ),
-                Fate::Reuse,
-            );
-        }
-        Err(e) => {
-            return (
-                fail(
-                    FailureKind::Exception,
-                    format!("the run could not be encoded: {e}"),
-                    Vec::new(),
-                ),
-                Fate::Reuse,
-            );
-        }
-    };
     worker.send(frame);
+    // Set by the first frame: until then the program made no host call and
+    // wrote no log, so nothing outside the sandbox has seen it.
+    let mut heard = false;
 
     let mut logs = Logs {
         lines: Vec::new(),
@@ -170,10 +176,12 @@ pub(crate) async fn drive(
                         let status = worker.exit_status().await;
                         let how = status.map(describe_exit).unwrap_or_else(|| "unknown status".into());
                         let msg = format!("the sandbox worker exited during the run ({how})");
-                        return (fail(FailureKind::WorkerExit, msg, logs.lines), Fate::Retire);
+                        let fate = if heard { Fate::Retire } else { Fate::Unheard };
+                        return (fail(FailureKind::WorkerExit, msg, logs.lines), fate);
                     }
                     Err(e) => return violation(worker, &e.to_string(), logs.lines),
                 };
+                heard = true;
                 let message = match protocol::decode::<FromWorker>(&body) {
                     Ok(m) => m,
                     Err(e) => return violation(worker, &e.to_string(), logs.lines),
@@ -214,7 +222,7 @@ pub(crate) async fn drive(
 fn admit_call(
     worker: &mut WorkerProcess,
     cx: &RunContext<'_>,
-    declared: &HashMap<String, HashSet<String>>,
+    declared: &HashMap<&str, HashSet<&str>>,
     host: &Arc<dyn BindingHost>,
     id: u64,
     global: String,
@@ -231,8 +239,8 @@ fn admit_call(
         return None;
     }
     if !declared
-        .get(&global)
-        .is_some_and(|fns| fns.contains(&function))
+        .get(global.as_str())
+        .is_some_and(|fns| fns.contains(function.as_str()))
     {
         refuse(format!("Unknown function {global}.{function}"));
         return None;
