@@ -12,6 +12,7 @@ mod admission;
 mod auth;
 mod convert;
 mod drain;
+mod framing;
 mod handler;
 mod health;
 
@@ -82,7 +83,7 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
         mcp_config,
     );
     let mcp_routes = Router::new()
-        .nest_service("/mcp", mcp)
+        .nest_service("/mcp", framing::Framing::new(mcp, s.max_request_bytes))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             admission::admit,

@@ -1,0 +1,196 @@
+//! JSON-RPC framing at `/mcp` through the real binary: a body that is not
+//! JSON, or not a JSON-RPC message, is HTTP 400 with a JSON-RPC error (not
+//! rmcp's plain-text 415); a batch is answered under the protocol versions
+//! that have batches and refused as an invalid request under later ones;
+//! the checks of one message (content type, Origin, Accept, size) hold for
+//! a batch too.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::*;
+
+async fn post_raw(
+    gw: &Gateway,
+    body: &str,
+    headers: &[(&str, &str)],
+) -> (u16, Option<String>, String) {
+    let mut req = reqwest::Client::new()
+        .post(gw.url())
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .body(body.to_owned());
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = req.send().await.expect("answered");
+    let status = resp.status().as_u16();
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    (status, ct, resp.text().await.expect("body"))
+}
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+const V0618: (&str, &str) = ("MCP-Protocol-Version", "2025-06-18");
+const V0326: (&str, &str) = ("MCP-Protocol-Version", "2025-03-26");
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_body_that_is_not_a_json_rpc_message_is_a_400_json_rpc_error() {
+    let gw = Gateway::start(&demo_connector());
+
+    let (status, ct, text) = post_raw(&gw, "{bad", &[V0618]).await;
+    assert_eq!(status, 400, "{text}");
+    assert_eq!(ct.as_deref(), Some("application/json"));
+    let v = json_of(&text);
+    assert_eq!(v["jsonrpc"], "2.0");
+    assert_eq!(v["id"], Value::Null);
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+
+    let (status, _, text) = post_raw(&gw, r#"{"foo": 1}"#, &[V0618]).await;
+    assert_eq!(status, 400, "{text}");
+    let v = json_of(&text);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert_eq!(v["id"], Value::Null);
+
+    // No "jsonrpc": still invalid, and the error carries the id it could read.
+    let (status, _, text) = post_raw(&gw, r#"{"id": 5, "method": "ping"}"#, &[V0618]).await;
+    assert_eq!(status, 400, "{text}");
+    let v = json_of(&text);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert_eq!(v["id"], 5);
+
+    // A well-formed message is untouched, unknown method included.
+    let (status, _, text) = post_raw(
+        &gw,
+        r#"{"jsonrpc": "2.0", "id": 6, "method": "no/such"}"#,
+        &[V0618],
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(json_of(&text)["error"]["code"], -32601);
+    let (status, _, text) = post_raw(
+        &gw,
+        r#"{"jsonrpc": "2.0", "id": 7, "method": "ping"}"#,
+        &[V0618],
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(
+        json_of(&text),
+        json!({"jsonrpc": "2.0", "id": 7, "result": {}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_is_answered_in_order_under_2025_03_26_and_without_a_version() {
+    let gw = Gateway::start(&demo_connector());
+    let batch = r#"[
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"foo": 2},
+        {"jsonrpc": "2.0", "id": "b", "method": "tools/call",
+         "params": {"name": "search_tools", "arguments": {"query": "delete a note"}}}
+    ]"#;
+    for headers in [&[V0326][..], &[][..]] {
+        let (status, ct, text) = post_raw(&gw, batch, headers).await;
+        assert_eq!(status, 200, "{text}");
+        assert_eq!(ct.as_deref(), Some("application/json"));
+        let v = json_of(&text);
+        let answers = v.as_array().expect("an array answer");
+        assert_eq!(answers.len(), 3, "the notification has no answer: {v}");
+        assert_eq!(answers[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+        assert_eq!(answers[1]["error"]["code"], -32600, "{v}");
+        assert_eq!(answers[1]["id"], Value::Null);
+        assert_eq!(answers[2]["id"], "b");
+        let page = answers[2]["result"]["structuredContent"].to_string();
+        assert!(page.contains("demo.delete_note"), "{page}");
+    }
+
+    // Nothing that expects an answer: 202, as for one notification.
+    let (status, _, text) = post_raw(
+        &gw,
+        r#"[{"jsonrpc": "2.0", "method": "notifications/initialized"}]"#,
+        &[V0326],
+    )
+    .await;
+    assert_eq!(status, 202, "{text}");
+    assert!(text.is_empty(), "{text}");
+
+    let (status, _, text) = post_raw(&gw, "[]", &[V0326]).await;
+    assert_eq!(status, 400, "{text}");
+    assert_eq!(json_of(&text)["error"]["code"], -32600);
+
+    let (status, _, text) = post_raw(&gw, "[{\"jsonrpc\": ", &[V0326]).await;
+    assert_eq!(status, 400, "{text}");
+    assert_eq!(json_of(&text)["error"]["code"], -32700);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_is_an_invalid_request_under_versions_without_batches() {
+    let gw = Gateway::start(&demo_connector());
+    for version in ["2025-06-18", "2025-11-25"] {
+        let (status, _, text) = post_raw(
+            &gw,
+            r#"[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]"#,
+            &[("MCP-Protocol-Version", version)],
+        )
+        .await;
+        assert_eq!(status, 400, "{version}: {text}");
+        let v = json_of(&text);
+        assert_eq!(v["error"]["code"], -32600, "{v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(version),
+            "{v}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_message_s_checks_hold_for_a_batch() {
+    let gw = Gateway::start(&demo_connector());
+    let batch = r#"[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]"#;
+
+    let (status, _, text) = post_raw(&gw, batch, &[V0326, ("Origin", "http://evil.example")]).await;
+    assert_eq!(status, 403, "{text}");
+
+    let r = reqwest::Client::new()
+        .post(gw.url())
+        .header("Accept", "text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("MCP-Protocol-Version", "2025-03-26")
+        .body(batch)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), 406);
+
+    // Another content type is still refused as one, whatever the body.
+    for body in [batch, "{bad"] {
+        let r = reqwest::Client::new()
+            .post(gw.url())
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "text/plain")
+            .body(body)
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(r.status(), 415, "{body}");
+    }
+
+    // The size bound holds before anything is read as a batch.
+    let big = format!(
+        "[{}]",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "a".repeat(5 << 20)}})
+    );
+    let (status, _, text) = post_raw(&gw, &big, &[V0326]).await;
+    assert_eq!(status, 413, "{}", &text[..text.len().min(200)]);
+}
