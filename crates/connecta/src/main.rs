@@ -70,6 +70,11 @@ enum Command {
         #[command(subcommand)]
         command: commands::credential::CredentialCommand,
     },
+    /// Issue, list and revoke access tokens for /mcp.
+    Token {
+        #[command(subcommand)]
+        command: commands::token::TokenCommand,
+    },
     /// Vault key management.
     Vault {
         #[command(subcommand)]
@@ -114,6 +119,7 @@ fn main() -> ExitCode {
             Command::Doctor { url, token } => commands::doctor::run(&url, token.as_deref()).await,
             Command::Activity { command } => commands::activity::run(command).await,
             Command::Credential { command } => commands::credential::run(command).await,
+            Command::Token { command } => commands::token::run(command).await,
             Command::Vault { command } => commands::vault::run(command).await,
             Command::DemoServer => demo_server::run().await,
         }

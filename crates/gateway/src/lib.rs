@@ -37,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use admission::CallAdmission;
 pub use catalog_cell::{CatalogCell, CatalogStatus, Loaded};
+pub use clock::now_ms;
 pub use code::{WorkerCommand, truncate_result};
 pub use connecta_connectors::{ConnectorState, ConnectorStatus};
 pub use context::RequestCtx;

@@ -17,7 +17,9 @@ use connecta_core::error::{ErrorCode, ToolError};
 use connecta_core::policy::Annotations;
 use connecta_core::result::ToolResult;
 use connecta_gateway::CatalogCell;
-use connecta_store::{ActivityQuery, SqliteStore, Store, StoreError, StoredCatalog, VaultRow};
+use connecta_store::{
+    AccessTokenRow, ActivityQuery, SqliteStore, Store, StoreError, StoredCatalog, VaultRow,
+};
 use serde_json::{Map, Value, json};
 
 struct Fake {
@@ -388,6 +390,22 @@ impl Store for GatedStore {
     }
     async fn catalog_get(&self, connector: &str) -> Result<Option<StoredCatalog>, StoreError> {
         self.inner.catalog_get(connector).await
+    }
+    async fn token_insert(&self, row: &AccessTokenRow) -> Result<(), StoreError> {
+        self.inner.token_insert(row).await
+    }
+    async fn token_by_digest(&self, digest: &[u8]) -> Result<Option<AccessTokenRow>, StoreError> {
+        self.inner.token_by_digest(digest).await
+    }
+    async fn token_list(&self) -> Result<Vec<AccessTokenRow>, StoreError> {
+        self.inner.token_list().await
+    }
+    async fn token_revoke(
+        &self,
+        name_or_id: &str,
+        now_ms: i64,
+    ) -> Result<Option<AccessTokenRow>, StoreError> {
+        self.inner.token_revoke(name_or_id, now_ms).await
     }
 }
 

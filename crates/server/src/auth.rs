@@ -1,6 +1,10 @@
-//! Inbound authentication for `/mcp`: an explicitly open endpoint, or static
-//! bearer tokens compared in constant time. The authenticated caller becomes
-//! an [`Actor`] in the request's extensions, where the MCP handler finds it.
+//! Inbound authentication for `/mcp`: an explicitly open endpoint, static
+//! bearer tokens compared in constant time, or operator-issued access tokens
+//! checked against the store (`access_tokens.rs`). The authenticated caller
+//! becomes an [`Actor`] in the request's extensions, where the MCP handler
+//! finds it.
+
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -9,21 +13,32 @@ use axum::middleware::Next;
 use axum::response::Response;
 use connecta_core::activity::Actor;
 use connecta_core::config::AuthConfig;
+use connecta_store::Store;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::AppState;
+use crate::access_tokens::{Refusal, TokenVerifier};
 
 pub struct Authenticator {
     open: bool,
     /// SHA-256 of each static token: comparing digests in constant time also
     /// hides the tokens' lengths.
     token_digests: Vec<[u8; 32]>,
+    issued: TokenVerifier,
+}
+
+/// Why a request was not let in.
+enum Denied {
+    /// No bearer token at all.
+    Missing,
+    /// A bearer token that is not accepted.
+    Token(Refusal),
 }
 
 impl Authenticator {
-    pub fn new(auth: &AuthConfig) -> Authenticator {
+    pub fn new(auth: &AuthConfig, store: Arc<dyn Store>) -> Authenticator {
         Authenticator {
             open: auth.open,
             token_digests: auth
@@ -31,19 +46,17 @@ impl Authenticator {
                 .iter()
                 .map(|t| Sha256::digest(t.expose().as_bytes()).into())
                 .collect(),
+            issued: TokenVerifier::new(store),
         }
     }
 
-    fn check(&self, req: &Request) -> Option<Actor> {
+    /// `token` is the request's bearer token, if it sent one.
+    async fn check(&self, token: Option<&str>) -> Result<Actor, Denied> {
         if self.open {
-            return Some(Actor::anonymous());
+            return Ok(Actor::anonymous());
         }
-        let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
-        let (scheme, token) = value.split_once(' ')?;
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return None;
-        }
-        let digest: [u8; 32] = Sha256::digest(token.trim().as_bytes()).into();
+        let token = token.ok_or(Denied::Missing)?;
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let mut matched: Option<usize> = None;
         for (i, d) in self.token_digests.iter().enumerate() {
             // Check every token, whatever matched, so timing says nothing.
@@ -51,11 +64,26 @@ impl Authenticator {
                 matched = Some(i);
             }
         }
-        matched.map(|i| Actor {
-            kind: "bearer".into(),
-            id: Some(format!("static-{}", i + 1)),
-        })
+        if let Some(i) = matched {
+            return Ok(Actor {
+                kind: "bearer".into(),
+                id: Some(format!("static-{}", i + 1)),
+            });
+        }
+        self.issued
+            .verify(token, connecta_gateway::now_ms())
+            .await
+            .map_err(Denied::Token)
     }
+}
+
+fn bearer(req: &Request) -> Option<&str> {
+    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 pub(crate) async fn authenticate(
@@ -66,29 +94,70 @@ pub(crate) async fn authenticate(
     if req.method() == Method::OPTIONS {
         return next.run(req).await;
     }
-    match state.auth.check(&req) {
-        Some(actor) => {
+    // Owned: the request (its body is not `Sync`) is not held across a wait.
+    let token = bearer(&req).map(str::to_owned);
+    match state.auth.check(token.as_deref()).await {
+        Ok(actor) => {
             req.extensions_mut().insert(actor);
             next.run(req).await
         }
-        None => unauthorized(&state),
+        Err(denied) => refused(&state, &denied),
     }
 }
 
-fn unauthorized(state: &AppState) -> Response {
+fn refused(state: &AppState, denied: &Denied) -> Response {
+    // RFC 6750: no error code when no token was sent; `invalid_token` with
+    // a description when one was.
+    let (status, message, challenge) = match denied {
+        Denied::Missing => (
+            StatusCode::UNAUTHORIZED,
+            "authentication required: send Authorization: Bearer <token>",
+            None,
+        ),
+        Denied::Token(Refusal::Unknown) => (
+            StatusCode::UNAUTHORIZED,
+            "the bearer token is not valid",
+            Some("the token is not valid"),
+        ),
+        Denied::Token(Refusal::Expired) => (
+            StatusCode::UNAUTHORIZED,
+            "the access token has expired; ask an operator for a new one",
+            Some("the token has expired"),
+        ),
+        Denied::Token(Refusal::Revoked) => (
+            StatusCode::UNAUTHORIZED,
+            "the access token was revoked",
+            Some("the token was revoked"),
+        ),
+        Denied::Token(Refusal::Unavailable) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the access token could not be checked right now; retry shortly",
+            None,
+        ),
+    };
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": null,
-        "error": {"code": -32001, "message": "authentication required: send Authorization: Bearer <token>"}
+        "error": {"code": -32001, "message": message}
     });
     let mut r = Response::new(Body::from(body.to_string()));
-    *r.status_mut() = StatusCode::UNAUTHORIZED;
-    let realm = format!(
-        "Bearer realm=\"connecta\", resource=\"{}/mcp\"",
-        state.gateway.config.server.public_url
-    );
-    if let Ok(v) = HeaderValue::from_str(&realm) {
-        r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    *r.status_mut() = status;
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    } else {
+        let mut realm = format!(
+            "Bearer realm=\"connecta\", resource=\"{}/mcp\"",
+            state.gateway.config.server.public_url
+        );
+        if let Some(description) = challenge {
+            realm.push_str(&format!(
+                ", error=\"invalid_token\", error_description=\"{description}\""
+            ));
+        }
+        if let Ok(v) = HeaderValue::from_str(&realm) {
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        }
     }
     r.headers_mut().insert(
         header::CONTENT_TYPE,

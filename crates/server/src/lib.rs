@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod access_tokens;
 mod admission;
 mod auth;
 mod convert;
@@ -49,7 +50,10 @@ impl AppState {
                 s.max_queued_requests,
                 s.queue_timeout,
             )),
-            auth: Arc::new(auth::Authenticator::new(&gateway.config.auth)),
+            auth: Arc::new(auth::Authenticator::new(
+                &gateway.config.auth,
+                gateway.store.clone(),
+            )),
             gateway,
         }
     }

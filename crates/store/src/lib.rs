@@ -1,7 +1,8 @@
 //! connecta's state, behind one [`Store`] trait.
 //!
 //! What lives here: the oversized-result stash (with expiry), the activity
-//! log, vault entries (ciphertext only), and persisted catalogs. SQLite is the
+//! log, vault entries (ciphertext only), persisted catalogs, and
+//! operator-issued access tokens (their SHA-256 only). SQLite is the
 //! embedded default; the trait is shaped so a PostgreSQL implementation can
 //! pass the same suite (runtime queries, TEXT/BIGINT/BLOB columns only).
 //!
@@ -25,6 +26,9 @@ pub enum StoreError {
     Database(#[from] sqlx::Error),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// A write that would break a uniqueness rule the caller can act on.
+    #[error("{0}")]
+    Conflict(String),
     #[error("could not prepare the data directory {path}: {source}")]
     DataDir {
         path: String,
@@ -80,6 +84,19 @@ pub struct StoredCatalog {
     pub config_key: String,
 }
 
+/// An operator-issued access token as stored: never the token, only its
+/// SHA-256. A name is unique among the tokens not revoked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessTokenRow {
+    /// A short random id (`tok_…`), unique forever.
+    pub id: String,
+    pub name: String,
+    pub digest: Vec<u8>,
+    pub created_at_ms: i64,
+    pub expires_at_ms: Option<i64>,
+    pub revoked_at_ms: Option<i64>,
+}
+
 #[async_trait]
 pub trait Store: Send + Sync {
     /// The backend's name, for `/health` and logs (`"sqlite"`).
@@ -109,4 +126,18 @@ pub trait Store: Send + Sync {
 
     async fn catalog_put(&self, catalog: &StoredCatalog) -> Result<(), StoreError>;
     async fn catalog_get(&self, connector: &str) -> Result<Option<StoredCatalog>, StoreError>;
+
+    /// Adds a token; `Conflict` when a token not revoked has its name.
+    async fn token_insert(&self, row: &AccessTokenRow) -> Result<(), StoreError>;
+    /// The token with this digest, revoked and expired ones included.
+    async fn token_by_digest(&self, digest: &[u8]) -> Result<Option<AccessTokenRow>, StoreError>;
+    /// Every token, oldest first.
+    async fn token_list(&self) -> Result<Vec<AccessTokenRow>, StoreError>;
+    /// Revokes the token not yet revoked whose name or id is `name_or_id`;
+    /// `None` when there is none.
+    async fn token_revoke(
+        &self,
+        name_or_id: &str,
+        now_ms: i64,
+    ) -> Result<Option<AccessTokenRow>, StoreError>;
 }

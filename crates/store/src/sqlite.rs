@@ -13,7 +13,9 @@ use sqlx::sqlite::{
 };
 use sqlx::{QueryBuilder, Row, Sqlite};
 
-use crate::{ActivityQuery, StashEntry, Store, StoreError, StoredCatalog, VaultRow};
+use crate::{
+    AccessTokenRow, ActivityQuery, StashEntry, Store, StoreError, StoredCatalog, VaultRow,
+};
 
 /// The store's file name inside the data directory.
 pub const DB_FILE: &str = "connecta.db";
@@ -73,6 +75,20 @@ CREATE TABLE catalog (
     (
         2,
         "ALTER TABLE catalog ADD COLUMN config_key TEXT NOT NULL DEFAULT ''",
+    ),
+    (
+        3,
+        r#"
+CREATE TABLE access_token (
+    id            TEXT PRIMARY KEY,
+    name          TEXT NOT NULL,
+    digest        BLOB NOT NULL UNIQUE,
+    created_at_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER,
+    revoked_at_ms INTEGER
+);
+CREATE UNIQUE INDEX access_token_live_name ON access_token (name) WHERE revoked_at_ms IS NULL;
+"#,
     ),
 ];
 
@@ -180,6 +196,24 @@ fn activity_from_row(row: &SqliteRow) -> Result<ActivityEvent, StoreError> {
             Some(f) => Some(Friction::parse(&f).ok_or_else(|| corrupt("friction", &f))?),
             None => None,
         },
+    })
+}
+
+/// The access token columns by name (see `catalog_get` on `*`).
+macro_rules! token_columns {
+    () => {
+        "id, name, digest, created_at_ms, expires_at_ms, revoked_at_ms"
+    };
+}
+
+fn token_from_row(r: &SqliteRow) -> Result<AccessTokenRow, StoreError> {
+    Ok(AccessTokenRow {
+        id: r.try_get("id")?,
+        name: r.try_get("name")?,
+        digest: r.try_get("digest")?,
+        created_at_ms: r.try_get("created_at_ms")?,
+        expires_at_ms: r.try_get("expires_at_ms")?,
+        revoked_at_ms: r.try_get("revoked_at_ms")?,
     })
 }
 
@@ -407,5 +441,71 @@ impl Store for SqliteStore {
             })
         })
         .transpose()
+    }
+
+    async fn token_insert(&self, t: &AccessTokenRow) -> Result<(), StoreError> {
+        let inserted = sqlx::query(
+            "INSERT INTO access_token (id, name, digest, created_at_ms, expires_at_ms, revoked_at_ms)
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&t.id)
+        .bind(&t.name)
+        .bind(&t.digest)
+        .bind(t.created_at_ms)
+        .bind(t.expires_at_ms)
+        .bind(t.revoked_at_ms)
+        .execute(&self.pool)
+        .await;
+        match inserted {
+            Ok(_) => Ok(()),
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                Err(StoreError::Conflict(format!(
+                    "a token named `{}` exists and is not revoked; revoke it first or pick another name",
+                    t.name
+                )))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn token_by_digest(&self, digest: &[u8]) -> Result<Option<AccessTokenRow>, StoreError> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            token_columns!(),
+            " FROM access_token WHERE digest = ?"
+        ))
+        .bind(digest)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(token_from_row).transpose()
+    }
+
+    async fn token_list(&self) -> Result<Vec<AccessTokenRow>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            token_columns!(),
+            " FROM access_token ORDER BY created_at_ms, id"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(token_from_row).collect()
+    }
+
+    async fn token_revoke(
+        &self,
+        name_or_id: &str,
+        now_ms: i64,
+    ) -> Result<Option<AccessTokenRow>, StoreError> {
+        let row = sqlx::query(concat!(
+            "UPDATE access_token SET revoked_at_ms = ?
+             WHERE revoked_at_ms IS NULL AND (name = ? OR id = ?) RETURNING ",
+            token_columns!()
+        ))
+        .bind(now_ms)
+        .bind(name_or_id)
+        .bind(name_or_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(token_from_row).transpose()
     }
 }

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use connecta_core::activity::{ActivityEvent, Actor, CallRecord, Outcome, Source};
 use connecta_core::error::ErrorCode;
 use connecta_store::{
-    ActivityQuery, ActivityWriter, SqliteStore, StashEntry, Store, StoredCatalog, VaultRow,
+    AccessTokenRow, ActivityQuery, ActivityWriter, SqliteStore, StashEntry, Store, StoreError,
+    StoredCatalog, VaultRow,
 };
 
 fn event(i: i64, connector: &str, code: Option<ErrorCode>) -> ActivityEvent {
@@ -203,4 +204,66 @@ async fn catalogs_persist() {
         Some(("f2".into(), "k2".into()))
     );
     assert_eq!(s.catalog_get("zz").await.expect("get"), None);
+}
+
+fn token(id: &str, name: &str, digest: u8, created: i64) -> AccessTokenRow {
+    AccessTokenRow {
+        id: id.into(),
+        name: name.into(),
+        digest: vec![digest; 32],
+        created_at_ms: created,
+        expires_at_ms: Some(created + 1_000),
+        revoked_at_ms: None,
+    }
+}
+
+#[tokio::test]
+async fn access_tokens_are_found_by_digest_and_a_live_name_is_unique() {
+    let (_dir, s) = store().await;
+    s.token_insert(&token("tok_a", "ci", 1, 10))
+        .await
+        .expect("first");
+    match s.token_insert(&token("tok_b", "ci", 2, 20)).await {
+        Err(StoreError::Conflict(m)) => assert!(m.contains("`ci`"), "{m}"),
+        other => panic!("a second live `ci` must conflict: {other:?}"),
+    }
+    let found = s.token_by_digest(&[1; 32]).await.expect("lookup");
+    assert_eq!(found, Some(token("tok_a", "ci", 1, 10)));
+    assert_eq!(s.token_by_digest(&[9; 32]).await.expect("lookup"), None);
+
+    // Revoked by name; the name is free again, the row stays (for lookups
+    // that must say "revoked" and for the list).
+    let revoked = s
+        .token_revoke("ci", 50)
+        .await
+        .expect("revoke")
+        .expect("one");
+    assert_eq!(
+        (revoked.id.as_str(), revoked.revoked_at_ms),
+        ("tok_a", Some(50))
+    );
+    assert_eq!(s.token_revoke("ci", 60).await.expect("again"), None);
+    s.token_insert(&token("tok_b", "ci", 2, 20))
+        .await
+        .expect("name reused");
+    let found = s
+        .token_by_digest(&[1; 32])
+        .await
+        .expect("lookup")
+        .expect("kept");
+    assert_eq!(found.revoked_at_ms, Some(50));
+
+    // By id as well; the list is oldest first.
+    assert!(s.token_revoke("tok_b", 70).await.expect("by id").is_some());
+    let names: Vec<_> = s
+        .token_list()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|t| (t.id, t.revoked_at_ms))
+        .collect();
+    assert_eq!(
+        names,
+        vec![("tok_a".into(), Some(50)), ("tok_b".into(), Some(70))]
+    );
 }

@@ -20,7 +20,7 @@ use connecta_connectors::{
 };
 use connecta_core::config::{ConnectorConfig, ConnectorKind, CredentialSlot};
 use connecta_core::secret::{Secret, mask};
-use connecta_gateway::{ArgValidator, KeyCache, Redactor, VaultCredentials};
+use connecta_gateway::{ArgValidator, KeyCache, Redactor, VaultCredentials, now_ms};
 use connecta_store::{SqliteStore, Store};
 use connecta_vault::{KeyLocation, KeySource, Vault, VaultKey};
 use serde_json::Value;
@@ -84,12 +84,6 @@ pub(crate) async fn open(config: Option<PathBuf>) -> anyhow::Result<Result<CliCo
         store: Arc::new(store),
         keys,
     }))
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 fn slotted<'c>(

@@ -4,4 +4,5 @@ pub mod credential;
 pub mod doctor;
 pub mod init;
 pub mod serve;
+pub mod token;
 pub mod vault;

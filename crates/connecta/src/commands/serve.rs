@@ -47,6 +47,9 @@ pub async fn run(
         .await
         .with_context(|| format!("could not open the store in {}", data_dir.display()))?;
     let store: Arc<dyn Store> = Arc::new(store);
+    if !stdio {
+        warn_if_nobody_can_connect(&loaded.config, store.as_ref()).await;
+    }
     tracing::info!(config = %loaded.describe(), data = %data_dir.display(), connectors = loaded.config.connectors.len(), "starting connecta");
 
     let listen_addr = loaded.config.server.listen;
@@ -112,5 +115,28 @@ async fn shutdown_signal() {
         _ => {
             let _ = tokio::signal::ctrl_c().await;
         }
+    }
+}
+
+/// With `auth.open = false` and no `bearer_tokens`, /mcp takes only issued
+/// tokens: say so at boot when none is active.
+async fn warn_if_nobody_can_connect(config: &connecta_core::config::Config, store: &dyn Store) {
+    if config.auth.open || !config.auth.bearer_tokens.is_empty() {
+        return;
+    }
+    let now = connecta_gateway::now_ms();
+    let active = match store.token_list().await {
+        Ok(rows) => rows
+            .iter()
+            .any(|t| t.revoked_at_ms.is_none() && t.expires_at_ms.is_none_or(|e| e > now)),
+        Err(e) => {
+            tracing::warn!("could not count the access tokens: {e}");
+            return;
+        }
+    };
+    if !active {
+        tracing::warn!(
+            "auth.open is false, no bearer_tokens are set and no access token is active: /mcp refuses every HTTP request until you issue one (`connecta token create NAME`) or set bearer_tokens (serve --stdio is not affected)"
+        );
     }
 }

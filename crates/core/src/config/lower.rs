@@ -100,11 +100,6 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
             ),
         );
     }
-    if !auth.open && auth.bearer_tokens.is_empty() {
-        warnings.push(
-            "auth.open is false and no bearer_tokens are set: /mcp will refuse every HTTP request (this version issues no access tokens); set bearer_tokens, or open = true on a loopback listen (serve --stdio is not affected)".into(),
-        );
-    }
     if auth.open
         && connectors
             .iter()
