@@ -70,6 +70,11 @@ enum Command {
         #[command(subcommand)]
         command: commands::credential::CredentialCommand,
     },
+    /// Answer the approval questions of the `ask` policy.
+    Approvals {
+        #[command(subcommand)]
+        command: commands::approvals::ApprovalsCommand,
+    },
     /// Issue, list and revoke access tokens for /mcp.
     Token {
         #[command(subcommand)]
@@ -119,6 +124,7 @@ fn main() -> ExitCode {
             Command::Doctor { url, token } => commands::doctor::run(&url, token.as_deref()).await,
             Command::Activity { command } => commands::activity::run(command).await,
             Command::Credential { command } => commands::credential::run(command).await,
+            Command::Approvals { command } => commands::approvals::run(command).await,
             Command::Token { command } => commands::token::run(command).await,
             Command::Vault { command } => commands::vault::run(command).await,
             Command::DemoServer => demo_server::run().await,

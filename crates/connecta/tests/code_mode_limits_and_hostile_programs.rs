@@ -271,22 +271,15 @@ async fn l1_l2_a_cancelled_request_stops_its_program_and_its_calls() {
     let gw = Gateway::start(&format!("{}\n{}", demo_connector(), python_connector("py")));
     gw.wait_catalogs().await;
     let c = connect(&gw.url()).await;
-    // A client that gives up after 1.5 s drops its connection: for a
-    // stateless request that is the cancellation.
-    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "execute_code",
-        "arguments": {"code": "async () => { await connecta.call('py.hang', {seconds: 30}); }"}}});
+    // A client that gives up after 1.5 s drops its connection.
     let started = Instant::now();
-    let r = reqwest::Client::builder()
-        .timeout(Duration::from_millis(1500))
-        .build()
-        .expect("client")
-        .post(gw.url())
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2025-06-18")
-        .json(&body)
-        .send()
-        .await;
-    assert!(r.is_err(), "the request should have been abandoned");
+    abandon_tool_call(
+        &gw.url(),
+        "execute_code",
+        json!({"code": "async () => { await connecta.call('py.hang', {seconds: 30}); }"}),
+        Duration::from_millis(1500),
+    )
+    .await;
     // The in-flight call was cancelled, and recorded so.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {

@@ -145,3 +145,39 @@ fn check_locates_a_duplicate_connector_and_an_out_of_range_retention() {
         "{err}"
     );
 }
+
+#[test]
+fn check_accepts_the_ask_policy_and_locates_an_out_of_range_approval_timeout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    let connector = "[[connector]]\nid = \"demo\"\ncommand = \"connecta\"\nargs = [\"demo-server\"]\napproval = \"ask\"\n";
+    std::fs::write(
+        &path,
+        format!("[approvals]\npolicy = \"ask\"\ntimeout_ms = 30000\n\n{connector}"),
+    )
+    .expect("write");
+    let (status, out, err) = run(
+        Command::new(bin()).args(["check", "--config"]).arg(&path),
+        Duration::from_secs(30),
+    );
+    assert!(status.success(), "stdout: {out}\nstderr: {err}");
+    for bad in ["999", "86400001"] {
+        std::fs::write(
+            &path,
+            format!("[approvals]\npolicy = \"ask\"\ntimeout_ms = {bad}\n\n{connector}"),
+        )
+        .expect("write");
+        let (status, out, err) = run(
+            Command::new(bin()).args(["check", "--config"]).arg(&path),
+            Duration::from_secs(30),
+        );
+        assert!(!status.success(), "{bad}: stdout: {out}");
+        assert!(
+            err.contains(&format!(
+                "{}:3:14: approvals.timeout_ms must be between 1000 and 86400000",
+                path.display()
+            )),
+            "{err}"
+        );
+    }
+}

@@ -165,8 +165,109 @@ impl Actor {
     }
 }
 
-/// One attempted tool call. Constructed only through [`ActivityEvent::new`],
-/// which clamps identity fields.
+/// The closed outcomes of asking a human to approve one call (the approval
+/// seed): only `allowed-once` grants, and anything unexpected is
+/// `unavailable`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ApprovalDecision {
+    #[serde(rename = "allowed-once")]
+    AllowedOnce,
+    #[serde(rename = "rejected")]
+    Rejected,
+    /// The caller went away while the question was open.
+    #[serde(rename = "cancelled")]
+    Cancelled,
+    /// Nobody answered in time, or nobody could be asked.
+    #[serde(rename = "unavailable")]
+    Unavailable,
+}
+
+impl ApprovalDecision {
+    pub const ALL: [ApprovalDecision; 4] = [
+        ApprovalDecision::AllowedOnce,
+        ApprovalDecision::Rejected,
+        ApprovalDecision::Cancelled,
+        ApprovalDecision::Unavailable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalDecision::AllowedOnce => "allowed-once",
+            ApprovalDecision::Rejected => "rejected",
+            ApprovalDecision::Cancelled => "cancelled",
+            ApprovalDecision::Unavailable => "unavailable",
+        }
+    }
+
+    /// Unknown text is `unavailable`: fail closed.
+    pub fn parse(s: &str) -> ApprovalDecision {
+        Self::ALL
+            .into_iter()
+            .find(|d| d.as_str() == s)
+            .unwrap_or(ApprovalDecision::Unavailable)
+    }
+
+    /// The refusal this decision is, if it is one.
+    pub fn error_code(self) -> Option<ErrorCode> {
+        match self {
+            ApprovalDecision::AllowedOnce => None,
+            ApprovalDecision::Rejected => Some(ErrorCode::ApprovalRejected),
+            ApprovalDecision::Cancelled => Some(ErrorCode::Cancelled),
+            ApprovalDecision::Unavailable => Some(ErrorCode::ApprovalUnavailable),
+        }
+    }
+}
+
+/// What an event records: a tool call, or one half of an approval pair.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    #[default]
+    Call,
+    ApprovalAsked,
+    ApprovalDecided,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Call => "call",
+            EventKind::ApprovalAsked => "approval_asked",
+            EventKind::ApprovalDecided => "approval_decided",
+        }
+    }
+
+    /// Unknown text reads as a call (rows written before kinds existed).
+    pub fn parse(s: &str) -> EventKind {
+        [EventKind::ApprovalAsked, EventKind::ApprovalDecided]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .unwrap_or(EventKind::Call)
+    }
+
+    pub fn is_call(&self) -> bool {
+        *self == EventKind::Call
+    }
+}
+
+/// The approval an `approval_asked` / `approval_decided` event belongs to.
+/// Never the reason or the arguments: those are for the approver only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalNote {
+    /// Gateway-issued (`apr_…`); pairs the two events.
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<ApprovalDecision>,
+    /// Who decided (`cli:<user>`, `elicitation:<caller>`, `gateway`),
+    /// clamped like every identity field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+}
+
+/// One attempted tool call, or one half of an approval pair. Constructed
+/// only through [`ActivityEvent::new`] and [`ActivityEvent::approval`],
+/// which clamp identity fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActivityEvent {
@@ -185,6 +286,20 @@ pub struct ActivityEvent {
     pub error_code: Option<ErrorCode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub friction: Option<Friction>,
+    #[serde(default, skip_serializing_if = "EventKind::is_call")]
+    pub kind: EventKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalNote>,
+}
+
+/// What an approval event is about: the call's tool, how long the
+/// question had been open, and the question itself.
+#[derive(Debug, Clone)]
+pub struct ApprovalRecord<'a> {
+    pub connector_id: &'a str,
+    pub tool_name: &'a str,
+    pub duration_ms: u64,
+    pub note: ApprovalNote,
 }
 
 /// What a caller knows about a call when it records it.
@@ -236,7 +351,58 @@ impl ActivityEvent {
             attempts: record.attempts.max(1),
             error_code: record.error_code,
             friction,
+            kind: EventKind::Call,
+            approval: None,
         }
+    }
+
+    /// An `approval_asked` event (`note.decision` is `None`) or an
+    /// `approval_decided` one. Its outcome and error code are the
+    /// decision's; the source is `call_destructive_tool`.
+    pub fn approval(
+        id: String,
+        occurred_at_ms: i64,
+        request_id: &str,
+        actor: &Actor,
+        record: ApprovalRecord<'_>,
+    ) -> ActivityEvent {
+        let ApprovalRecord {
+            connector_id,
+            tool_name,
+            duration_ms,
+            note,
+        } = record;
+        let error_code = note.decision.and_then(ApprovalDecision::error_code);
+        let mut event = ActivityEvent::new(
+            id,
+            occurred_at_ms,
+            request_id,
+            actor,
+            CallRecord {
+                connector_id,
+                tool_name,
+                source: Source::CallDestructiveTool,
+                duration_ms,
+                attempts: 1,
+                error_code,
+                friction: None,
+            },
+        );
+        event.friction = None;
+        event.kind = if note.decision.is_some() {
+            EventKind::ApprovalDecided
+        } else {
+            EventKind::ApprovalAsked
+        };
+        event.approval = Some(ApprovalNote {
+            id: clamp_text(&note.id, MAX_NAME_BYTES).into_owned(),
+            decision: note.decision,
+            decided_by: note
+                .decided_by
+                .as_deref()
+                .map(|b| clamp_text(b, MAX_NAME_BYTES).into_owned()),
+        });
+        event
     }
 }
 

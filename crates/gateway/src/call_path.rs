@@ -15,6 +15,7 @@ use connecta_core::policy::{is_read_only, may_retry};
 use connecta_core::result::ToolResult;
 use serde_json::{Map, Value};
 
+use crate::approvals::Question;
 use crate::catalog_cell::Loaded;
 use crate::clock::now_ms;
 use crate::{ConnectorHandle, Gateway, RequestCtx};
@@ -41,6 +42,14 @@ pub(crate) struct CallSpec<'a> {
     pub max_retries: u32,
     pub boundary: Boundary,
     pub source: Source,
+    /// Under the `ask` policy: the question to put to a human once the tool
+    /// is found and its arguments are valid, before it is called.
+    pub ask: Option<Ask<'a>>,
+}
+
+/// What a human approver is shown besides the tool and its arguments.
+pub(crate) struct Ask<'a> {
+    pub reason: Option<&'a str>,
 }
 
 /// A resolved tool: its connector and the catalog it came from.
@@ -195,6 +204,18 @@ impl Gateway {
         let args_value = Value::Object(args);
         if let Err(e) = resolved.loaded.validator(&resolved.tool).check(&args_value) {
             return done(Err(e), 1, connector_time);
+        }
+        if let Some(ask) = &spec.ask {
+            let question = Question {
+                connector: &connector,
+                tool: &tool_name,
+                address: spec.address,
+                args: &args_value,
+                reason: ask.reason,
+            };
+            if let Err(e) = self.ask_approval(ctx, &question).await {
+                return done(Err(e), 1, connector_time);
+            }
         }
         let Value::Object(args) = args_value else {
             return done(

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod admission;
+mod approvals;
 mod call_path;
 mod catalog_cell;
 mod clock;
@@ -40,7 +41,7 @@ pub use catalog_cell::{CatalogCell, CatalogStatus, Loaded};
 pub use clock::now_ms;
 pub use code::{WorkerCommand, truncate_result};
 pub use connecta_connectors::{ConnectorState, ConnectorStatus};
-pub use context::RequestCtx;
+pub use context::{Elicitor, RequestCtx};
 pub use credentials::{KeyCache, VaultCredentials};
 pub use meta::MetaOutput;
 pub use redact::Redactor;
@@ -245,6 +246,11 @@ impl Gateway {
         let cutoff = now.saturating_sub(retention);
         if let Err(e) = self.store.activity_purge_before(cutoff).await {
             tracing::warn!(error = %e, "activity retention purge failed");
+        }
+        // Decided approval questions keep no reason or arguments; their
+        // history lives as long as the activity it pairs with.
+        if let Err(e) = self.store.approval_purge_before(cutoff).await {
+            tracing::warn!(error = %e, "approval retention purge failed");
         }
     }
 

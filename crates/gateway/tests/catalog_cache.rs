@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use connecta_connectors::{CallOptions, Connector, ConnectorState, ConnectorStatus};
-use connecta_core::activity::ActivityEvent;
+use connecta_core::activity::{ActivityEvent, ApprovalDecision};
 use connecta_core::catalog::ToolDef;
 use connecta_core::config::{ConnectorConfig, parse_config};
 use connecta_core::error::{ErrorCode, ToolError};
@@ -18,7 +18,8 @@ use connecta_core::policy::Annotations;
 use connecta_core::result::ToolResult;
 use connecta_gateway::CatalogCell;
 use connecta_store::{
-    AccessTokenRow, ActivityQuery, SqliteStore, Store, StoreError, StoredCatalog, VaultRow,
+    AccessTokenRow, ActivityQuery, ApprovalRow, SqliteStore, Store, StoreError, StoredCatalog,
+    VaultRow,
 };
 use serde_json::{Map, Value, json};
 
@@ -406,6 +407,34 @@ impl Store for GatedStore {
         now_ms: i64,
     ) -> Result<Option<AccessTokenRow>, StoreError> {
         self.inner.token_revoke(name_or_id, now_ms).await
+    }
+    async fn approval_insert(&self, row: &ApprovalRow) -> Result<(), StoreError> {
+        self.inner.approval_insert(row).await
+    }
+    async fn approval_get(&self, id: &str) -> Result<Option<ApprovalRow>, StoreError> {
+        self.inner.approval_get(id).await
+    }
+    async fn approval_list(
+        &self,
+        pending_only: bool,
+        limit: usize,
+    ) -> Result<Vec<ApprovalRow>, StoreError> {
+        self.inner.approval_list(pending_only, limit).await
+    }
+    async fn approval_decide(
+        &self,
+        id: &str,
+        decision: ApprovalDecision,
+        decided_by: &str,
+        now_ms: i64,
+        only_unexpired: bool,
+    ) -> Result<Option<ApprovalRow>, StoreError> {
+        self.inner
+            .approval_decide(id, decision, decided_by, now_ms, only_unexpired)
+            .await
+    }
+    async fn approval_purge_before(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.inner.approval_purge_before(before_ms).await
     }
 }
 

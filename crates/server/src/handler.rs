@@ -2,13 +2,17 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use async_trait::async_trait;
 use connecta_core::activity::Actor;
-use connecta_gateway::{Gateway, RequestCtx};
+use connecta_gateway::{Elicitor, Gateway, RequestCtx};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{ElicitationMode, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::task::TaskTracker;
 
@@ -54,6 +58,78 @@ fn actor(ctx: &RequestContext<RoleServer>) -> Actor {
         .unwrap_or_else(Actor::stdio)
 }
 
+/// The client's human, asked through MCP elicitation (a form with one
+/// yes-or-no field) when the `ask` approval policy needs an answer.
+struct PeerElicitor {
+    peer: Peer<RoleServer>,
+    /// No longer than the question stays open.
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for PeerElicitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PeerElicitor")
+    }
+}
+
+#[async_trait]
+impl Elicitor for PeerElicitor {
+    async fn confirm(&self, message: &str) -> Option<bool> {
+        let schema = ElicitationSchema::builder()
+            .required_bool_with("approve", |b| {
+                b.title("Allow this call once")
+                    .description("Check to let the call run once; leave unchecked to refuse it.")
+                    .with_default(false)
+            })
+            .build()
+            .ok()?;
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message.to_owned(),
+            requested_schema: schema,
+        };
+        match self
+            .peer
+            .create_elicitation_with_timeout(params, Some(self.timeout))
+            .await
+        {
+            Ok(r) => Some(match r.action {
+                ElicitationAction::Accept => {
+                    r.content
+                        .as_ref()
+                        .and_then(|c| c.get("approve"))
+                        .and_then(serde_json::Value::as_bool)
+                        == Some(true)
+                }
+                // A refusal, a question dismissed, or an action this
+                // version does not know: not a grant.
+                _ => false,
+            }),
+            Err(e) => {
+                tracing::warn!("the client could not be asked to approve a call: {e}");
+                None
+            }
+        }
+    }
+}
+
+/// An elicitor for this request, when its client can answer one: a
+/// session (stdio) whose client declared form elicitation. Stateless HTTP
+/// has no channel for a request from the server.
+fn elicitor(ctx: &RequestContext<RoleServer>, timeout: Duration) -> Option<Arc<dyn Elicitor>> {
+    let over_http = ctx.extensions.get::<http::request::Parts>().is_some();
+    let can_answer = ctx
+        .peer
+        .supported_elicitation_modes()
+        .contains(&ElicitationMode::Form);
+    (!over_http && can_answer).then(|| {
+        Arc::new(PeerElicitor {
+            peer: ctx.peer.clone(),
+            timeout,
+        }) as Arc<dyn Elicitor>
+    })
+}
+
 impl ServerHandler for ConnectaServer {
     fn get_info(&self) -> ServerConfig {
         (*self.info).clone()
@@ -73,7 +149,10 @@ impl ServerHandler for ConnectaServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let _running = self.in_flight.token();
-        let ctx = RequestCtx::new(actor(&context), context.ct.clone());
+        let mut ctx = RequestCtx::new(actor(&context), context.ct.clone());
+        if let Some(e) = elicitor(&context, self.gateway.config.approvals.timeout) {
+            ctx = ctx.with_elicitor(e);
+        }
         let args = request.arguments.unwrap_or_default();
         let out = self.gateway.call_meta(&request.name, args, &ctx).await;
         Ok(CallToolResponse::Complete(convert::result(out)))

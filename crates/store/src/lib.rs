@@ -15,7 +15,7 @@ mod activity_writer;
 mod sqlite;
 
 use async_trait::async_trait;
-use connecta_core::activity::{ActivityEvent, Outcome, Source};
+use connecta_core::activity::{ActivityEvent, Actor, ApprovalDecision, Outcome, Source};
 
 pub use activity_writer::{ActivitySink, ActivityWriter};
 pub use sqlite::SqliteStore;
@@ -97,6 +97,41 @@ pub struct AccessTokenRow {
     pub revoked_at_ms: Option<i64>,
 }
 
+/// A question put to a human about one destructive call (policy `ask`).
+/// `reason` and `args_json` are for the approver and are cleared when the
+/// question is decided; the activity log never holds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRow {
+    /// Gateway-issued (`apr_…`).
+    pub id: String,
+    pub connector_id: String,
+    pub tool_name: String,
+    pub address: String,
+    /// Who asked for the call.
+    pub actor: Actor,
+    pub reason: Option<String>,
+    pub args_json: Option<String>,
+    pub created_at_ms: i64,
+    /// After this nobody may approve it; the asking gateway then decides
+    /// `unavailable`.
+    pub expires_at_ms: i64,
+    /// `pending`, or the decision (`ApprovalDecision::as_str`).
+    pub status: String,
+    pub decided_by: Option<String>,
+    pub decided_at_ms: Option<i64>,
+}
+
+impl ApprovalRow {
+    pub fn is_pending(&self) -> bool {
+        self.status == "pending"
+    }
+
+    /// The decision, once there is one (unknown text is `unavailable`).
+    pub fn decision(&self) -> Option<ApprovalDecision> {
+        (!self.is_pending()).then(|| ApprovalDecision::parse(&self.status))
+    }
+}
+
 #[async_trait]
 pub trait Store: Send + Sync {
     /// The backend's name, for `/health` and logs (`"sqlite"`).
@@ -140,4 +175,26 @@ pub trait Store: Send + Sync {
         name_or_id: &str,
         now_ms: i64,
     ) -> Result<Option<AccessTokenRow>, StoreError>;
+
+    async fn approval_insert(&self, row: &ApprovalRow) -> Result<(), StoreError>;
+    async fn approval_get(&self, id: &str) -> Result<Option<ApprovalRow>, StoreError>;
+    /// Newest first; only the pending ones when `pending_only`.
+    async fn approval_list(
+        &self,
+        pending_only: bool,
+        limit: usize,
+    ) -> Result<Vec<ApprovalRow>, StoreError>;
+    /// Decides a pending question, once: the row as decided, or `None` when
+    /// it was not pending (someone decided first) or, with `only_unexpired`,
+    /// has expired. Clears the reason and the arguments.
+    async fn approval_decide(
+        &self,
+        id: &str,
+        decision: ApprovalDecision,
+        decided_by: &str,
+        now_ms: i64,
+        only_unexpired: bool,
+    ) -> Result<Option<ApprovalRow>, StoreError>;
+    /// Deletes decided questions created before `before_ms`.
+    async fn approval_purge_before(&self, before_ms: i64) -> Result<u64, StoreError>;
 }

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use connecta_core::activity::{ActivityEvent, Actor, Friction, Outcome, Source};
+use connecta_core::activity::{
+    ActivityEvent, Actor, ApprovalDecision, ApprovalNote, EventKind, Friction, Outcome, Source,
+};
 use connecta_core::error::ErrorCode;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
@@ -14,7 +16,8 @@ use sqlx::sqlite::{
 use sqlx::{QueryBuilder, Row, Sqlite};
 
 use crate::{
-    AccessTokenRow, ActivityQuery, StashEntry, Store, StoreError, StoredCatalog, VaultRow,
+    AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, Store, StoreError, StoredCatalog,
+    VaultRow,
 };
 
 /// The store's file name inside the data directory.
@@ -88,6 +91,32 @@ CREATE TABLE access_token (
     revoked_at_ms INTEGER
 );
 CREATE UNIQUE INDEX access_token_live_name ON access_token (name) WHERE revoked_at_ms IS NULL;
+"#,
+    ),
+    (
+        4,
+        r#"
+ALTER TABLE activity ADD COLUMN kind TEXT NOT NULL DEFAULT 'call';
+ALTER TABLE activity ADD COLUMN approval_id TEXT;
+ALTER TABLE activity ADD COLUMN decision TEXT;
+ALTER TABLE activity ADD COLUMN decided_by TEXT;
+
+CREATE TABLE approval (
+    id            TEXT PRIMARY KEY,
+    connector_id  TEXT NOT NULL,
+    tool_name     TEXT NOT NULL,
+    address       TEXT NOT NULL,
+    actor_kind    TEXT NOT NULL,
+    actor_id      TEXT,
+    reason        TEXT,
+    args_json     TEXT,
+    created_at_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL,
+    status        TEXT NOT NULL,
+    decided_by    TEXT,
+    decided_at_ms INTEGER
+);
+CREATE INDEX approval_by_status ON approval (status, created_at_ms);
 "#,
     ),
 ];
@@ -173,6 +202,9 @@ fn activity_from_row(row: &SqliteRow) -> Result<ActivityEvent, StoreError> {
     let outcome: String = row.try_get("outcome")?;
     let error_code: Option<String> = row.try_get("error_code")?;
     let friction: Option<String> = row.try_get("friction")?;
+    let kind: String = row.try_get("kind")?;
+    let approval_id: Option<String> = row.try_get("approval_id")?;
+    let decision: Option<String> = row.try_get("decision")?;
     Ok(ActivityEvent {
         id: row.try_get("id")?,
         occurred_at_ms: row.try_get("occurred_at_ms")?,
@@ -196,6 +228,49 @@ fn activity_from_row(row: &SqliteRow) -> Result<ActivityEvent, StoreError> {
             Some(f) => Some(Friction::parse(&f).ok_or_else(|| corrupt("friction", &f))?),
             None => None,
         },
+        kind: EventKind::parse(&kind),
+        approval: match approval_id {
+            Some(id) => Some(ApprovalNote {
+                id,
+                decision: decision.as_deref().map(ApprovalDecision::parse),
+                decided_by: row.try_get("decided_by")?,
+            }),
+            None => None,
+        },
+    })
+}
+
+/// The activity columns by name (see `catalog_get` on `*`).
+macro_rules! activity_columns {
+    () => {
+        "id, occurred_at_ms, request_id, actor_kind, actor_id, connector_id, tool_name, address, source, outcome, duration_ms, attempts, error_code, friction, kind, approval_id, decision, decided_by"
+    };
+}
+
+/// The approval columns by name.
+macro_rules! approval_columns {
+    () => {
+        "id, connector_id, tool_name, address, actor_kind, actor_id, reason, args_json, created_at_ms, expires_at_ms, status, decided_by, decided_at_ms"
+    };
+}
+
+fn approval_from_row(r: &SqliteRow) -> Result<ApprovalRow, StoreError> {
+    Ok(ApprovalRow {
+        id: r.try_get("id")?,
+        connector_id: r.try_get("connector_id")?,
+        tool_name: r.try_get("tool_name")?,
+        address: r.try_get("address")?,
+        actor: Actor {
+            kind: r.try_get("actor_kind")?,
+            id: r.try_get("actor_id")?,
+        },
+        reason: r.try_get("reason")?,
+        args_json: r.try_get("args_json")?,
+        created_at_ms: r.try_get("created_at_ms")?,
+        expires_at_ms: r.try_get("expires_at_ms")?,
+        status: r.try_get("status")?,
+        decided_by: r.try_get("decided_by")?,
+        decided_at_ms: r.try_get("decided_at_ms")?,
     })
 }
 
@@ -299,9 +374,11 @@ impl Store for SqliteStore {
         let mut tx = self.pool.begin().await?;
         // One multi-row INSERT per chunk; SQLite allows 32,766 bound variables.
         for chunk in events.chunks(500) {
-            let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(
-                "INSERT OR IGNORE INTO activity (id, occurred_at_ms, request_id, actor_kind, actor_id, connector_id, tool_name, address, source, outcome, duration_ms, attempts, error_code, friction) ",
-            );
+            let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(concat!(
+                "INSERT OR IGNORE INTO activity (",
+                activity_columns!(),
+                ") "
+            ));
             qb.push_values(chunk, |mut b, e| {
                 b.push_bind(&e.id)
                     .push_bind(e.occurred_at_ms)
@@ -316,7 +393,15 @@ impl Store for SqliteStore {
                     .push_bind(e.duration_ms.min(i64::MAX as u64) as i64)
                     .push_bind(i64::from(e.attempts))
                     .push_bind(e.error_code.map(ErrorCode::as_str))
-                    .push_bind(e.friction.map(Friction::as_str));
+                    .push_bind(e.friction.map(Friction::as_str))
+                    .push_bind(e.kind.as_str())
+                    .push_bind(e.approval.as_ref().map(|a| a.id.clone()))
+                    .push_bind(
+                        e.approval
+                            .as_ref()
+                            .and_then(|a| a.decision.map(ApprovalDecision::as_str)),
+                    )
+                    .push_bind(e.approval.as_ref().and_then(|a| a.decided_by.clone()));
             });
             qb.build().execute(&mut *tx).await?;
         }
@@ -325,7 +410,11 @@ impl Store for SqliteStore {
     }
 
     async fn activity_list(&self, q: &ActivityQuery) -> Result<Vec<ActivityEvent>, StoreError> {
-        let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new("SELECT * FROM activity WHERE 1 = 1");
+        let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(concat!(
+            "SELECT ",
+            activity_columns!(),
+            " FROM activity WHERE 1 = 1"
+        ));
         if let Some((ms, id)) = &q.before {
             qb.push(" AND (occurred_at_ms < ")
                 .push_bind(*ms)
@@ -507,5 +596,95 @@ impl Store for SqliteStore {
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(token_from_row).transpose()
+    }
+
+    async fn approval_insert(&self, a: &ApprovalRow) -> Result<(), StoreError> {
+        sqlx::query(concat!(
+            "INSERT INTO approval (",
+            approval_columns!(),
+            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        ))
+        .bind(&a.id)
+        .bind(&a.connector_id)
+        .bind(&a.tool_name)
+        .bind(&a.address)
+        .bind(&a.actor.kind)
+        .bind(&a.actor.id)
+        .bind(&a.reason)
+        .bind(&a.args_json)
+        .bind(a.created_at_ms)
+        .bind(a.expires_at_ms)
+        .bind(&a.status)
+        .bind(&a.decided_by)
+        .bind(a.decided_at_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn approval_get(&self, id: &str) -> Result<Option<ApprovalRow>, StoreError> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            approval_columns!(),
+            " FROM approval WHERE id = ?"
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(approval_from_row).transpose()
+    }
+
+    async fn approval_list(
+        &self,
+        pending_only: bool,
+        limit: usize,
+    ) -> Result<Vec<ApprovalRow>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            approval_columns!(),
+            " FROM approval WHERE (? = 0 OR status = 'pending')
+             ORDER BY created_at_ms DESC, id DESC LIMIT ?"
+        ))
+        .bind(i64::from(pending_only))
+        .bind(limit.clamp(1, 10_000) as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(approval_from_row).collect()
+    }
+
+    async fn approval_decide(
+        &self,
+        id: &str,
+        decision: ApprovalDecision,
+        decided_by: &str,
+        now_ms: i64,
+        only_unexpired: bool,
+    ) -> Result<Option<ApprovalRow>, StoreError> {
+        let row = sqlx::query(concat!(
+            "UPDATE approval SET status = ?, decided_by = ?, decided_at_ms = ?,
+                 reason = NULL, args_json = NULL
+             WHERE id = ? AND status = 'pending' AND (? = 0 OR expires_at_ms > ?)
+             RETURNING ",
+            approval_columns!()
+        ))
+        .bind(decision.as_str())
+        .bind(decided_by)
+        .bind(now_ms)
+        .bind(id)
+        .bind(i64::from(only_unexpired))
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(approval_from_row).transpose()
+    }
+
+    async fn approval_purge_before(&self, before_ms: i64) -> Result<u64, StoreError> {
+        Ok(
+            sqlx::query("DELETE FROM approval WHERE status <> 'pending' AND created_at_ms < ?")
+                .bind(before_ms)
+                .execute(&self.pool)
+                .await?
+                .rows_affected(),
+        )
     }
 }

@@ -2,11 +2,14 @@
 
 use std::sync::Arc;
 
-use connecta_core::activity::{ActivityEvent, Actor, CallRecord, Outcome, Source};
+use connecta_core::activity::{
+    ActivityEvent, Actor, ApprovalDecision, ApprovalNote, ApprovalRecord, CallRecord, EventKind,
+    Outcome, Source,
+};
 use connecta_core::error::ErrorCode;
 use connecta_store::{
-    AccessTokenRow, ActivityQuery, ActivityWriter, SqliteStore, StashEntry, Store, StoreError,
-    StoredCatalog, VaultRow,
+    AccessTokenRow, ActivityQuery, ActivityWriter, ApprovalRow, SqliteStore, StashEntry, Store,
+    StoreError, StoredCatalog, VaultRow,
 };
 
 fn event(i: i64, connector: &str, code: Option<ErrorCode>) -> ActivityEvent {
@@ -265,5 +268,152 @@ async fn access_tokens_are_found_by_digest_and_a_live_name_is_unique() {
     assert_eq!(
         names,
         vec![("tok_a".into(), Some(50)), ("tok_b".into(), Some(70))]
+    );
+}
+
+fn question(id: &str, created: i64) -> ApprovalRow {
+    ApprovalRow {
+        id: id.into(),
+        connector_id: "demo".into(),
+        tool_name: "delete_note".into(),
+        address: "demo.delete_note".into(),
+        actor: Actor::anonymous(),
+        reason: Some("tidy up".into()),
+        args_json: Some("{\"id\":1}".into()),
+        created_at_ms: created,
+        expires_at_ms: created + 1_000,
+        status: "pending".into(),
+        decided_by: None,
+        decided_at_ms: None,
+    }
+}
+
+#[tokio::test]
+async fn an_approval_question_is_decided_once_and_keeps_no_payload() {
+    let (_dir, s) = store().await;
+    s.approval_insert(&question("apr_a", 100))
+        .await
+        .expect("insert");
+    s.approval_insert(&question("apr_b", 200))
+        .await
+        .expect("insert");
+    let pending: Vec<_> = s
+        .approval_list(true, 10)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|q| q.id)
+        .collect();
+    assert_eq!(pending, vec!["apr_b", "apr_a"], "newest first");
+
+    // A human may not answer after expiry; the asking gateway still may.
+    assert_eq!(
+        s.approval_decide("apr_a", ApprovalDecision::AllowedOnce, "cli:x", 1_100, true)
+            .await
+            .expect("decide"),
+        None
+    );
+    let decided = s
+        .approval_decide(
+            "apr_a",
+            ApprovalDecision::Unavailable,
+            "gateway",
+            1_100,
+            false,
+        )
+        .await
+        .expect("decide")
+        .expect("was pending");
+    assert_eq!(decided.decision(), Some(ApprovalDecision::Unavailable));
+    assert_eq!((decided.reason, decided.args_json), (None, None));
+    // Once: a second answer changes nothing.
+    assert_eq!(
+        s.approval_decide(
+            "apr_a",
+            ApprovalDecision::AllowedOnce,
+            "cli:x",
+            1_100,
+            false
+        )
+        .await
+        .expect("decide"),
+        None
+    );
+    let b = s
+        .approval_decide("apr_b", ApprovalDecision::Rejected, "cli:y", 300, true)
+        .await
+        .expect("decide")
+        .expect("in time");
+    assert_eq!(b.decided_by.as_deref(), Some("cli:y"));
+    assert!(s.approval_list(true, 10).await.expect("list").is_empty());
+    assert_eq!(s.approval_list(false, 10).await.expect("list").len(), 2);
+
+    // Decided questions older than the cutoff go; pending ones stay.
+    s.approval_insert(&question("apr_c", 50))
+        .await
+        .expect("insert");
+    assert_eq!(s.approval_purge_before(150).await.expect("purge"), 1);
+    let left: Vec<_> = s
+        .approval_list(false, 10)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|q| q.id)
+        .collect();
+    assert_eq!(left, vec!["apr_b", "apr_c"]);
+}
+
+#[tokio::test]
+async fn approval_events_keep_their_kind_and_pair_through_the_store() {
+    let (_dir, s) = store().await;
+    let asked = ActivityEvent::approval(
+        "ev-a".into(),
+        10,
+        "req",
+        &Actor::anonymous(),
+        ApprovalRecord {
+            connector_id: "demo",
+            tool_name: "delete_note",
+            duration_ms: 0,
+            note: ApprovalNote {
+                id: "apr_1".into(),
+                decision: None,
+                decided_by: None,
+            },
+        },
+    );
+    let decided = ActivityEvent::approval(
+        "ev-b".into(),
+        20,
+        "req",
+        &Actor::anonymous(),
+        ApprovalRecord {
+            connector_id: "demo",
+            tool_name: "delete_note",
+            duration_ms: 10,
+            note: ApprovalNote {
+                id: "apr_1".into(),
+                decision: Some(ApprovalDecision::Rejected),
+                decided_by: Some("cli:alice".into()),
+            },
+        },
+    );
+    s.activity_append(&[asked.clone(), decided.clone(), event(3, "demo", None)])
+        .await
+        .expect("append");
+    let back = s
+        .activity_list(&ActivityQuery {
+            limit: 10,
+            ..ActivityQuery::default()
+        })
+        .await
+        .expect("list");
+    assert!(back.contains(&asked) && back.contains(&decided), "{back:?}");
+    assert_eq!(decided.kind, EventKind::ApprovalDecided);
+    assert_eq!(decided.outcome, Outcome::Error);
+    let call = back.iter().find(|e| e.id == "ev-0003").expect("call event");
+    assert_eq!(
+        (call.kind, call.approval.is_none()),
+        (EventKind::Call, true)
     );
 }

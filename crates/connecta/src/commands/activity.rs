@@ -117,10 +117,26 @@ fn print_event(e: &ActivityEvent, json: bool) {
         (None, Some(f)) => f.as_str().to_owned(),
         (None, None) => String::new(),
     };
+    // An approval event says which question, and who decided it.
+    let (source, problem) = match &e.approval {
+        Some(a) => {
+            let by = a
+                .decided_by
+                .as_deref()
+                .map(|b| format!(" by {}", printable(b)))
+                .unwrap_or_default();
+            let decision = a.decision.map_or("", |d| d.as_str());
+            (
+                e.kind.as_str(),
+                format!("{} {decision}{by}", printable(&a.id)),
+            )
+        }
+        None => (e.source.as_str(), problem),
+    };
     println!(
         "{:<23}  {:<21}  {:<36}  {:<9}  {:>6}  {}",
         when,
-        e.source.as_str(),
+        source,
         printable(&e.address),
         e.outcome.as_str(),
         e.duration_ms,
@@ -131,7 +147,7 @@ fn print_event(e: &ActivityEvent, json: bool) {
 /// `text` safe to print on a terminal: an address is the caller's text (an
 /// invented tool name), so control characters (escape sequences, newlines
 /// that would forge rows) and bidirectional overrides are shown escaped.
-fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     let unsafe_char = |c: char| {
         c.is_control()
             || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')

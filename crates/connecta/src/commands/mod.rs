@@ -1,4 +1,5 @@
 pub mod activity;
+pub mod approvals;
 pub mod check;
 pub mod credential;
 pub mod doctor;

@@ -385,6 +385,25 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
+/// POST a `tools/call` to `url` and give up after `after`: for a stateless
+/// request, dropping the connection is the cancellation. Panics if the
+/// request was answered in time.
+pub async fn abandon_tool_call(url: &str, name: &str, arguments: Value, after: Duration) {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}});
+    let r = reqwest::Client::builder()
+        .timeout(after)
+        .build()
+        .expect("client")
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .json(&body)
+        .send()
+        .await;
+    assert!(r.is_err(), "the request should have been abandoned");
+}
+
 /// Run a program through `execute_code`; returns (structured value, is_error).
 pub async fn program(client: &Client, code: &str) -> (Value, bool) {
     call(client, "execute_code", serde_json::json!({ "code": code })).await

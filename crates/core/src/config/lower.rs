@@ -16,6 +16,8 @@ use crate::address::{is_valid_connector_id, sanitize_identifier};
 
 /// A century: longer retention is a typo (and its cutoff would overflow).
 const MAX_RETENTION_DAYS: u64 = 36_500;
+/// The longest an `ask` approval question may wait for an answer: a day.
+const MAX_APPROVAL_TIMEOUT_MS: u64 = 86_400_000;
 
 pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
     let mut warnings = Vec::new();
@@ -46,7 +48,19 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
             .as_ref()
             .and_then(|p| approval_policy(p, sink))
             .unwrap_or(ApprovalPolicy::Host),
-        timeout: Duration::from_millis(raw.approvals.timeout_ms.unwrap_or(d::APPROVAL_TIMEOUT_MS)),
+        timeout: Duration::from_millis(match &raw.approvals.timeout_ms {
+            Some(v) if !(1_000..=MAX_APPROVAL_TIMEOUT_MS).contains(v.get_ref()) => {
+                sink.at(
+                    v.span(),
+                    format!(
+                        "approvals.timeout_ms must be between 1000 and {MAX_APPROVAL_TIMEOUT_MS} (a day)"
+                    ),
+                );
+                d::APPROVAL_TIMEOUT_MS
+            }
+            Some(v) => *v.get_ref(),
+            None => d::APPROVAL_TIMEOUT_MS,
+        }),
     };
     let vault = VaultConfig {
         key_file: raw
@@ -448,13 +462,7 @@ fn lower_code(raw: RawCode, sink: &mut Sink<'_>) -> CodeConfig {
 fn approval_policy(p: &Spanned<String>, sink: &mut Sink<'_>) -> Option<ApprovalPolicy> {
     match p.get_ref().as_str() {
         "host" => Some(ApprovalPolicy::Host),
-        "ask" => {
-            sink.at(
-                p.span(),
-                "approval policy \"ask\" (the gateway asking a human itself) is not available in this version; use \"host\" or \"never\"",
-            );
-            None
-        }
+        "ask" => Some(ApprovalPolicy::Ask),
         "never" => Some(ApprovalPolicy::Never),
         other => {
             sink.at(

@@ -103,7 +103,7 @@ pub struct RawCode {
 #[serde(deny_unknown_fields)]
 pub struct RawApprovals {
     pub policy: Option<S<String>>,
-    pub timeout_ms: Option<u64>,
+    pub timeout_ms: Option<S<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

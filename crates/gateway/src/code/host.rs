@@ -205,6 +205,7 @@ impl ProgramHost {
                 max_retries: 0,
                 boundary: Boundary::ReadOnly,
                 source: Source::ExecuteCode,
+                ask: None,
             };
             let mut d = gateway.dispatch(spec, &ctx).await;
             let out = match &d.result {

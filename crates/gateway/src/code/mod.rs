@@ -159,6 +159,8 @@ impl Gateway {
             request_id: ctx.request_id.clone(),
             actor: ctx.actor.clone(),
             cancel: ctx.cancel.child_token(),
+            // Programs never call anything that needs approval.
+            elicitor: None,
         };
         let host = Arc::new(host::ProgramHost::new(
             me,

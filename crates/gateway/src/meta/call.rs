@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{MetaOutput, parse_args};
-use crate::call_path::{Boundary, CallSpec, Resolution};
+use crate::call_path::{Ask, Boundary, CallSpec, Resolution};
 use crate::shaping::ResultMode;
 use crate::{Gateway, RequestCtx};
 
@@ -149,6 +149,7 @@ impl Gateway {
             max_retries,
             boundary: Boundary::ReadOnly,
             source: Source::CallTool,
+            ask: None,
         };
         self.run_call(spec, a.result_mode, a.fields, ctx).await
     }
@@ -200,9 +201,11 @@ impl Gateway {
                 ),
             ));
         }
-        // `reason` stops here: it is for a human approver, who under the
-        // `host` policy is the MCP client's own user.
-        let _reason = a
+        // `reason` is for a human approver only: under `host` that is the
+        // MCP client's own user, who has it already; under `ask` the
+        // gateway shows it with the question. It is never sent downstream
+        // or recorded.
+        let reason = a
             .reason
             .as_deref()
             .map(|r| connecta_core::error::clamp_text(r, MAX_REASON_BYTES).into_owned());
@@ -214,6 +217,9 @@ impl Gateway {
             max_retries: 0,
             boundary: Boundary::Approved,
             source: Source::CallDestructiveTool,
+            ask: (policy == ApprovalPolicy::Ask).then_some(Ask {
+                reason: reason.as_deref(),
+            }),
         };
         self.run_call(spec, a.result_mode, a.fields, ctx).await
     }

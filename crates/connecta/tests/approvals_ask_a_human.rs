@@ -1,0 +1,344 @@
+//! The `ask` approval policy through the real binary: a destructive call
+//! waits for a human. An operator answers with `connecta approvals
+//! approve|reject` (the call runs once, or is refused `approval_rejected`),
+//! nobody answering is `approval_unavailable`, a caller that goes away
+//! cancels its question, a call that could not run asks nobody, and a stdio
+//! client that can be asked is asked by MCP elicitation (the official Python
+//! SDK). The activity log gets each question and decision as a pair, with
+//! who decided, and never the reason or the arguments.
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::*;
+
+const REASON_MARKER: &str = "reason-marker-7Qx";
+const ARGS_MARKER: &str = "args-marker-9Zk";
+
+fn ask_config(timeout_ms: u64) -> String {
+    format!(
+        "[approvals]\npolicy = \"ask\"\ntimeout_ms = {timeout_ms}\n\n{}",
+        demo_connector()
+    )
+}
+
+fn approvals_cli(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
+    let (status, out, err) = run(
+        Command::new(bin())
+            .arg("approvals")
+            .args(args)
+            .arg("--config")
+            .arg(&gw.config_path),
+        Duration::from_secs(30),
+    );
+    (status.success(), out, err)
+}
+
+fn questions(gw: &Gateway, all: bool) -> Vec<Value> {
+    let mut args = vec!["list", "--json"];
+    if all {
+        args.push("--all");
+    }
+    let (ok, out, err) = approvals_cli(gw, &args);
+    assert!(ok, "{err}");
+    out.lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect()
+}
+
+async fn wait_for_question(gw: &Gateway) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(q) = questions(gw, false).into_iter().next() {
+            return q;
+        }
+        assert!(Instant::now() < deadline, "no question was asked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Starts `call_destructive_tool demo.create_note {title}` on its own
+/// client, with the markers in its body and reason.
+fn create_note(gw: &Gateway, title: &'static str) -> tokio::task::JoinHandle<(Value, bool)> {
+    let url = gw.url();
+    tokio::spawn(async move {
+        let client = connect(&url).await;
+        call(
+            &client,
+            "call_destructive_tool",
+            json!({"address": "demo.create_note", "args": {"title": title, "body": ARGS_MARKER},
+                   "reason": REASON_MARKER}),
+        )
+        .await
+    })
+}
+
+/// The titles of the demo's notes.
+async fn titles(gw: &Gateway) -> String {
+    let client = connect(&gw.url()).await;
+    let (v, is_err) = call(
+        &client,
+        "call_tool",
+        json!({"address": "demo.list_notes", "args": {}}),
+    )
+    .await;
+    assert!(!is_err, "{v}");
+    v.to_string()
+}
+
+fn approval_events(gw: &Gateway) -> Vec<Value> {
+    activity(gw)
+        .into_iter()
+        .filter(|e| e.get("approval").is_some())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_approves_once_or_rejects_and_each_decision_is_recorded_as_a_pair() {
+    let gw = Gateway::start(&ask_config(60_000));
+    gw.wait_catalogs().await;
+
+    // Approved: the question shows the approver everything, then the call runs.
+    let call = create_note(&gw, "approved-note");
+    let q = wait_for_question(&gw).await;
+    assert_eq!(q["status"], "pending", "{q}");
+    assert_eq!(q["address"], "demo.create_note");
+    assert_eq!(q["reason"], REASON_MARKER);
+    assert_eq!(q["args"]["body"], ARGS_MARKER);
+    let id = q["id"].as_str().expect("id").to_owned();
+    assert!(
+        !call.is_finished(),
+        "the call did not wait for its approval"
+    );
+    let (ok, out, err) = approvals_cli(&gw, &["approve", &id, "--by", "alice"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("allowed-once"), "{out}");
+    let (v, is_err) = call.await.expect("join");
+    assert!(!is_err, "{v}");
+    assert_eq!(v["title"], "approved-note", "{v}");
+    // Once: the same question cannot be answered again.
+    let (ok, _, err) = approvals_cli(&gw, &["approve", &id]);
+    assert!(!ok && err.contains("already decided"), "{err}");
+
+    // Rejected: the call is refused and says who decided.
+    let call = create_note(&gw, "rejected-note");
+    let q = wait_for_question(&gw).await;
+    let rejected_id = q["id"].as_str().expect("id").to_owned();
+    let (ok, _, err) = approvals_cli(&gw, &["reject", &rejected_id, "--by", "bob"]);
+    assert!(ok, "{err}");
+    let (v, is_err) = call.await.expect("join");
+    assert!(is_err, "{v}");
+    assert_eq!(v["error"]["code"], "approval_rejected", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("cli:bob"),
+        "{v}"
+    );
+    assert_eq!(v["error"]["approvalId"], rejected_id.as_str());
+    let notes = titles(&gw).await;
+    assert!(
+        notes.contains("approved-note") && !notes.contains("rejected-note"),
+        "{notes}"
+    );
+
+    // The history keeps the decisions, not the reason or the arguments.
+    let history = questions(&gw, true);
+    let decided: Vec<(&str, &str)> = history
+        .iter()
+        .map(|q| {
+            (
+                q["status"].as_str().unwrap_or(""),
+                q["decidedBy"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert!(
+        decided.contains(&("allowed-once", "cli:alice")),
+        "{decided:?}"
+    );
+    assert!(decided.contains(&("rejected", "cli:bob")), "{decided:?}");
+    let dump = serde_json::to_string(&history).expect("json");
+    assert!(
+        !dump.contains(REASON_MARKER) && !dump.contains(ARGS_MARKER),
+        "{dump}"
+    );
+
+    // Activity: asked and decided for each, paired by id; no payload.
+    let events = approval_events(&gw);
+    for (qid, decision, by) in [
+        (&id, "allowed-once", "cli:alice"),
+        (&rejected_id, "rejected", "cli:bob"),
+    ] {
+        let pair: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["approval"]["id"] == qid.as_str())
+            .collect();
+        assert_eq!(pair.len(), 2, "{events:?}");
+        assert!(
+            pair.iter().any(|e| e["kind"] == "approval_asked"),
+            "{pair:?}"
+        );
+        let d = pair
+            .iter()
+            .find(|e| e["kind"] == "approval_decided")
+            .expect("decided event");
+        assert_eq!(d["approval"]["decision"], decision, "{d}");
+        assert_eq!(d["approval"]["decidedBy"], by, "{d}");
+        assert_eq!(d["address"], "demo.create_note");
+    }
+    let all = serde_json::to_string(&activity(&gw)).expect("json");
+    assert!(
+        !all.contains(REASON_MARKER) && !all.contains(ARGS_MARKER),
+        "{all}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn nobody_answering_is_unavailable_and_a_caller_that_leaves_cancels() {
+    let gw = Gateway::start(&ask_config(1_000));
+    gw.wait_catalogs().await;
+    let (v, is_err) = create_note(&gw, "unanswered").await.expect("join");
+    assert!(is_err, "{v}");
+    assert_eq!(v["error"]["code"], "approval_unavailable", "{v}");
+    let id = v["error"]["approvalId"]
+        .as_str()
+        .expect("approval id")
+        .to_owned();
+    let history = questions(&gw, true);
+    assert_eq!(history[0]["status"], "unavailable", "{history:?}");
+    let (ok, _, err) = approvals_cli(&gw, &["approve", &id]);
+    assert!(!ok && err.contains("already decided"), "{err}");
+    drop(gw);
+
+    // A caller that gives up takes its question with it.
+    let gw = Gateway::start(&ask_config(60_000));
+    gw.wait_catalogs().await;
+    abandon_tool_call(
+        &gw.url(),
+        "call_destructive_tool",
+        json!({"address": "demo.delete_note", "args": {"id": 3}}),
+        Duration::from_millis(1_500),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let history = questions(&gw, true);
+        if history.first().is_some_and(|q| q["status"] == "cancelled") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the question stayed open: {history:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(questions(&gw, false).is_empty());
+    let events = approval_events(&gw);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["approval"]["decision"] == "cancelled" && e["outcome"] == "cancelled"),
+        "{events:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_that_could_not_run_asks_nobody() {
+    let gw = Gateway::start(&ask_config(60_000));
+    gw.wait_catalogs().await;
+    let client = connect(&gw.url()).await;
+    let (v, is_err) = call(
+        &client,
+        "call_destructive_tool",
+        json!({"address": "demo.delete_note", "args": {"id": "not a number"}}),
+    )
+    .await;
+    assert!(is_err);
+    assert_eq!(v["error"]["code"], "invalid_args", "{v}");
+    let (v, is_err) = call(
+        &client,
+        "call_destructive_tool",
+        json!({"address": "demo.no_such_tool", "args": {}}),
+    )
+    .await;
+    assert!(is_err);
+    assert_eq!(v["error"]["code"], "unknown_tool", "{v}");
+    assert!(questions(&gw, true).is_empty());
+    // Both refusals are recorded, and nothing else was.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let events = loop {
+        let events = activity(&gw);
+        if events.len() >= 2 {
+            break events;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the refusals were not recorded: {events:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let codes: Vec<&str> = events
+        .iter()
+        .map(|e| e["errorCode"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(
+        codes.contains(&"invalid_args") && codes.contains(&"unknown_tool"),
+        "{codes:?}"
+    );
+    assert!(approval_events(&gw).is_empty());
+}
+
+#[test]
+fn a_stdio_client_that_can_answer_is_asked_by_elicitation() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("connecta.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\ndata_dir = {}\n[auth]\nopen = true\n{}",
+            q(&dir.path().join("data").display().to_string()),
+            ask_config(60_000)
+        ),
+    )
+    .expect("write config");
+    let (status, out, err) = run(
+        Command::new(python())
+            .arg(peers().join("py_approver.py"))
+            .arg(bin())
+            .arg(&config),
+        Duration::from_secs(120),
+    );
+    assert!(
+        status.success() && out.contains("OK"),
+        "stdout:\n{out}\nstderr:\n{err}"
+    );
+    let (status, out, _) = run(
+        Command::new(bin())
+            .args(["approvals", "list", "--all", "--json", "--config"])
+            .arg(&config),
+        Duration::from_secs(30),
+    );
+    assert!(status.success());
+    let decided: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let statuses: Vec<&str> = decided
+        .iter()
+        .map(|q| q["status"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(statuses, vec!["rejected", "allowed-once"], "{decided:?}");
+    assert!(
+        decided.iter().all(|q| q["decidedBy"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("elicitation:")),
+        "{decided:?}"
+    );
+}

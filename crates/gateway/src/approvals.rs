@@ -1,0 +1,253 @@
+//! The `ask` approval policy: before a destructive call runs, the gateway
+//! puts the question to a human and waits for one closed decision (the
+//! approval seed): `allowed-once` grants this one call; `rejected`,
+//! `cancelled` (the caller went away) and `unavailable` (nobody answered in
+//! `approvals.timeout_ms`, or the question could not be kept) refuse.
+//!
+//! The question is a row in the store, so any replica's operator can answer
+//! it (`connecta approvals approve|reject`), and, when the MCP client can be
+//! asked, an elicitation to the caller's own human; whichever answers first
+//! decides, through one conditional write. The approver sees the tool, the
+//! connector, the agent's reason and the arguments; the activity log gets
+//! only the pair `approval_asked` / `approval_decided`, with who decided.
+//!
+//! Must never: run a call on anything but `allowed-once`, or leave a
+//! question pending once its asker has stopped waiting.
+
+use std::time::{Duration, Instant};
+
+use connecta_core::activity::{ActivityEvent, ApprovalDecision, ApprovalNote, ApprovalRecord};
+use connecta_core::error::{ErrorCode, ToolError, clamp_text};
+use connecta_store::ApprovalRow;
+use rand::RngExt;
+use serde_json::Value;
+
+use crate::clock::now_ms;
+use crate::{Gateway, RequestCtx};
+
+/// How often a waiting call looks for an operator's answer in the store.
+const POLL: Duration = Duration::from_millis(250);
+
+/// The arguments shown to a human in an elicitation are cut here (the
+/// operator's `approvals list --json` has them whole).
+const MAX_SHOWN_ARGS: usize = 2_000;
+
+/// One destructive call awaiting a human.
+pub(crate) struct Question<'a> {
+    pub connector: &'a str,
+    pub tool: &'a str,
+    pub address: &'a str,
+    pub args: &'a Value,
+    pub reason: Option<&'a str>,
+}
+
+impl Gateway {
+    /// Asks, waits, records the pair, and answers `Ok` only for
+    /// `allowed-once`.
+    pub(crate) async fn ask_approval(
+        &self,
+        ctx: &RequestCtx,
+        q: &Question<'_>,
+    ) -> Result<(), ToolError> {
+        let started = Instant::now();
+        let timeout = self.config.approvals.timeout;
+        let id = new_id();
+        let now = now_ms();
+        let row = ApprovalRow {
+            id: id.clone(),
+            connector_id: q.connector.to_owned(),
+            tool_name: q.tool.to_owned(),
+            address: q.address.to_owned(),
+            actor: ctx.actor.clone(),
+            reason: q.reason.map(str::to_owned),
+            args_json: Some(q.args.to_string()),
+            created_at_ms: now,
+            expires_at_ms: now.saturating_add(timeout.as_millis() as i64),
+            status: "pending".into(),
+            decided_by: None,
+            decided_at_ms: None,
+        };
+        if let Err(e) = self.store.approval_insert(&row).await {
+            tracing::error!(
+                connector = q.connector,
+                tool = q.tool,
+                "could not record an approval question: {e}"
+            );
+            return Err(ToolError::new(
+                ErrorCode::ApprovalUnavailable,
+                format!(
+                    "the approval question for {} could not be recorded, so nobody can answer it; it was not called",
+                    clamp_text(q.address, 257)
+                ),
+            ));
+        }
+        tracing::info!(
+            approval = %id,
+            connector = q.connector,
+            tool = q.tool,
+            "approval pending: answer with `connecta approvals approve {id}` or `... reject {id}`"
+        );
+        self.record_approval(ctx, q, &id, None, None, Duration::ZERO);
+        let (decision, by) = self.await_decision(ctx, q, &id, started + timeout).await;
+        self.record_approval(ctx, q, &id, Some(decision), Some(&by), started.elapsed());
+        let address = clamp_text(q.address, 257);
+        let mut error = match decision {
+            ApprovalDecision::AllowedOnce => return Ok(()),
+            ApprovalDecision::Rejected => ToolError::new(
+                ErrorCode::ApprovalRejected,
+                format!("the approver rejected this call ({by}); {address} was not called"),
+            ),
+            ApprovalDecision::Cancelled => ToolError::new(
+                ErrorCode::Cancelled,
+                format!(
+                    "the request went away while approval was pending; {address} was not called"
+                ),
+            ),
+            ApprovalDecision::Unavailable => ToolError::new(
+                ErrorCode::ApprovalUnavailable,
+                format!(
+                    "nobody answered the approval question within {} s; {address} was not called",
+                    timeout.as_secs()
+                ),
+            ),
+        };
+        error.details.insert("approvalId".into(), Value::String(id));
+        Err(error)
+    }
+
+    /// Waits for the first answer: the caller's human (elicitation), an
+    /// operator (the store), the caller going away, or the deadline.
+    async fn await_decision(
+        &self,
+        ctx: &RequestCtx,
+        q: &Question<'_>,
+        id: &str,
+        deadline: Instant,
+    ) -> (ApprovalDecision, String) {
+        let message = elicitation_message(q);
+        let elicited = async {
+            match &ctx.elicitor {
+                Some(e) => e.confirm(&message).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(elicited);
+        let mut asked_client = ctx.elicitor.is_some();
+        let deadline = tokio::time::sleep_until(deadline.into());
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                biased;
+                () = ctx.cancel.cancelled() => {
+                    return self.settle(id, ApprovalDecision::Cancelled, "gateway (the caller went away)").await;
+                }
+                answer = &mut elicited, if asked_client => {
+                    asked_client = false;
+                    let by = format!("elicitation:{}", ctx.actor.key());
+                    match answer {
+                        Some(true) => return self.settle(id, ApprovalDecision::AllowedOnce, &by).await,
+                        Some(false) => return self.settle(id, ApprovalDecision::Rejected, &by).await,
+                        // The client could not be asked: an operator still can.
+                        None => {}
+                    }
+                }
+                () = &mut deadline => {
+                    return self.settle(id, ApprovalDecision::Unavailable, "gateway (nobody answered in time)").await;
+                }
+                () = tokio::time::sleep(POLL) => {
+                    match self.store.approval_get(id).await {
+                        Ok(Some(row)) => {
+                            if let Some(decision) = row.decision() {
+                                return (decision, row.decided_by.unwrap_or_default());
+                            }
+                        }
+                        Ok(None) => {
+                            return (ApprovalDecision::Unavailable, "gateway (the question was removed)".into());
+                        }
+                        // Keep waiting: the deadline still ends it.
+                        Err(e) => tracing::warn!(approval = id, "could not read an approval question: {e}"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes this side's decision, unless someone decided first: then
+    /// theirs stands. A store failure is `unavailable`.
+    async fn settle(
+        &self,
+        id: &str,
+        decision: ApprovalDecision,
+        by: &str,
+    ) -> (ApprovalDecision, String) {
+        match self
+            .store
+            .approval_decide(id, decision, by, now_ms(), false)
+            .await
+        {
+            Ok(Some(_)) => (decision, by.to_owned()),
+            Ok(None) => match self.store.approval_get(id).await {
+                Ok(Some(row)) if !row.is_pending() => (
+                    row.decision().unwrap_or(ApprovalDecision::Unavailable),
+                    row.decided_by.unwrap_or_default(),
+                ),
+                _ => (ApprovalDecision::Unavailable, "gateway (store)".into()),
+            },
+            Err(e) => {
+                tracing::error!(approval = id, "could not record an approval decision: {e}");
+                (ApprovalDecision::Unavailable, "gateway (store)".into())
+            }
+        }
+    }
+
+    fn record_approval(
+        &self,
+        ctx: &RequestCtx,
+        q: &Question<'_>,
+        id: &str,
+        decision: Option<ApprovalDecision>,
+        by: Option<&str>,
+        waited: Duration,
+    ) {
+        self.activity.record(ActivityEvent::approval(
+            uuid::Uuid::now_v7().to_string(),
+            now_ms(),
+            &ctx.request_id,
+            &ctx.actor,
+            ApprovalRecord {
+                connector_id: q.connector,
+                tool_name: q.tool,
+                duration_ms: waited.as_millis() as u64,
+                note: ApprovalNote {
+                    id: id.to_owned(),
+                    decision,
+                    decided_by: by.map(str::to_owned),
+                },
+            },
+        ));
+    }
+}
+
+fn new_id() -> String {
+    let mut bytes = [0u8; 8];
+    rand::rng().fill(&mut bytes);
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("apr_{hex}")
+}
+
+/// What the caller's human reads: the tool, the connector, the agent's
+/// reason and the arguments.
+fn elicitation_message(q: &Question<'_>) -> String {
+    let args = q.args.to_string();
+    let mut text = format!(
+        "Allow {} (connector \"{}\") to run once? It is not read-only.",
+        q.address, q.connector
+    );
+    if let Some(reason) = q.reason {
+        text.push_str("\nReason given: ");
+        text.push_str(reason);
+    }
+    text.push_str("\nArguments: ");
+    text.push_str(&clamp_text(&args, MAX_SHOWN_ARGS));
+    text
+}
