@@ -20,6 +20,7 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::AppState;
 use crate::access_tokens::{Refusal, TokenVerifier};
+use crate::oauth::{Denial, OAuthVerifier};
 
 pub struct Authenticator {
     open: bool,
@@ -27,6 +28,7 @@ pub struct Authenticator {
     /// hides the tokens' lengths.
     token_digests: Vec<[u8; 32]>,
     issued: TokenVerifier,
+    pub(crate) oauth: Option<OAuthVerifier>,
 }
 
 /// Why a request was not let in.
@@ -35,10 +37,12 @@ enum Denied {
     Missing,
     /// A bearer token that is not accepted.
     Token(Refusal),
+    /// A JWT the OAuth verifier refused.
+    OAuth(Denial),
 }
 
 impl Authenticator {
-    pub fn new(auth: &AuthConfig, store: Arc<dyn Store>) -> Authenticator {
+    pub fn new(auth: &AuthConfig, store: Arc<dyn Store>, public_url: &str) -> Authenticator {
         Authenticator {
             open: auth.open,
             token_digests: auth
@@ -47,6 +51,10 @@ impl Authenticator {
                 .map(|t| Sha256::digest(t.expose().as_bytes()).into())
                 .collect(),
             issued: TokenVerifier::new(store),
+            oauth: auth
+                .oauth
+                .clone()
+                .map(|o| OAuthVerifier::new(o, public_url)),
         }
     }
 
@@ -69,6 +77,11 @@ impl Authenticator {
                 kind: "bearer".into(),
                 id: Some(format!("static-{}", i + 1)),
             });
+        }
+        if let Some(oauth) = &self.oauth
+            && OAuthVerifier::looks_like_jwt(token)
+        {
+            return oauth.verify(token).await.map_err(Denied::OAuth);
         }
         self.issued
             .verify(token, connecta_gateway::now_ms())
@@ -107,7 +120,12 @@ pub(crate) async fn authenticate(
 
 fn refused(state: &AppState, denied: &Denied) -> Response {
     // RFC 6750: no error code when no token was sent; `invalid_token` with
-    // a description when one was.
+    // a description when one was; `insufficient_scope` (403) when a valid
+    // token lacks a required scope.
+    let scope_needed = match denied {
+        Denied::OAuth(Denial::InsufficientScope(scopes)) => Some(scopes.as_str()),
+        _ => None,
+    };
     let (status, message, challenge) = match denied {
         Denied::Missing => (
             StatusCode::UNAUTHORIZED,
@@ -129,9 +147,15 @@ fn refused(state: &AppState, denied: &Denied) -> Response {
             "the access token was revoked",
             Some("the token was revoked"),
         ),
-        Denied::Token(Refusal::Unavailable) => (
+        Denied::Token(Refusal::Unavailable) | Denied::OAuth(Denial::Unavailable) => (
             StatusCode::SERVICE_UNAVAILABLE,
             "the access token could not be checked right now; retry shortly",
+            None,
+        ),
+        Denied::OAuth(Denial::Invalid(why)) => (StatusCode::UNAUTHORIZED, *why, Some(*why)),
+        Denied::OAuth(Denial::InsufficientScope(_)) => (
+            StatusCode::FORBIDDEN,
+            "the access token lacks a scope this gateway requires",
             None,
         ),
     };
@@ -146,13 +170,25 @@ fn refused(state: &AppState, denied: &Denied) -> Response {
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     } else {
+        let public_url = &state.gateway.config.server.public_url;
         let mut realm = format!(
-            "Bearer realm=\"connecta\", resource=\"{}/mcp\"",
-            state.gateway.config.server.public_url
+            "Bearer realm=\"connecta\", resource=\"{}\"",
+            crate::oauth::resource(public_url)
         );
+        if state.auth.oauth.is_some() {
+            realm.push_str(&format!(
+                ", resource_metadata=\"{}\"",
+                crate::oauth::metadata_url(public_url)
+            ));
+        }
         if let Some(description) = challenge {
             realm.push_str(&format!(
                 ", error=\"invalid_token\", error_description=\"{description}\""
+            ));
+        }
+        if let Some(scopes) = scope_needed {
+            realm.push_str(&format!(
+                ", error=\"insufficient_scope\", scope=\"{scopes}\""
             ));
         }
         if let Ok(v) = HeaderValue::from_str(&realm) {

@@ -16,6 +16,7 @@ mod drain;
 mod framing;
 mod handler;
 mod health;
+pub mod oauth;
 
 use std::future::Future;
 use std::future::IntoFuture;
@@ -53,6 +54,7 @@ impl AppState {
             auth: Arc::new(auth::Authenticator::new(
                 &gateway.config.auth,
                 gateway.store.clone(),
+                &gateway.config.server.public_url,
             )),
             gateway,
         }
@@ -100,8 +102,28 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
     Router::new()
         .route("/health", get(health::health))
         .route("/metrics", get(health::metrics))
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(protected_resource),
+        )
         .merge(mcp_routes)
         .with_state(state)
+}
+
+/// RFC 9728 metadata for `/mcp` when `[auth.oauth]` is configured; 404
+/// otherwise. Unauthenticated, like `/health`.
+async fn protected_resource(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match &state.auth.oauth {
+        Some(o) => axum::Json(o.metadata(&state.gateway.config.server.public_url)).into_response(),
+        None => axum::http::StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 /// Serve HTTP until `shutdown` resolves, then drain: the listener closes (new

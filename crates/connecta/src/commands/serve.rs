@@ -121,7 +121,7 @@ async fn shutdown_signal() {
 /// With `auth.open = false` and no `bearer_tokens`, /mcp takes only issued
 /// tokens: say so at boot when none is active.
 async fn warn_if_nobody_can_connect(config: &connecta_core::config::Config, store: &dyn Store) {
-    if config.auth.open || !config.auth.bearer_tokens.is_empty() {
+    if config.auth.open || !config.auth.bearer_tokens.is_empty() || config.auth.oauth.is_some() {
         return;
     }
     let now = connecta_gateway::now_ms();

@@ -335,10 +335,84 @@ fn lower_auth(raw: RawAuth, sink: &mut Sink<'_>) -> AuthConfig {
             tokens.push(Secret::new(v.clone()));
         }
     }
-    AuthConfig {
-        open: raw.open.map(|o| *o.get_ref()).unwrap_or(false),
-        bearer_tokens: tokens,
+    let open = raw.open.as_ref().is_some_and(|o| *o.get_ref());
+    if open
+        && raw.oauth.is_some()
+        && let Some(o) = &raw.open
+    {
+        sink.at(
+            o.span(),
+            "auth.open = true accepts every caller, so [auth.oauth] would never be asked; remove one of them",
+        );
     }
+    AuthConfig {
+        open,
+        bearer_tokens: tokens,
+        oauth: raw.oauth.and_then(|o| lower_oauth(o, sink)),
+    }
+}
+
+fn is_loopback_host(host: String) -> bool {
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn lower_oauth(raw: Spanned<RawOAuth>, sink: &mut Sink<'_>) -> Option<OAuthConfig> {
+    let table = raw.span();
+    let raw = raw.into_inner();
+    // Kept exactly as written: `iss` is compared with the issuer as is.
+    let url = |v: &Spanned<String>, key: &str, sink: &mut Sink<'_>| -> Option<String> {
+        let text = v.get_ref().clone();
+        let ok = text.starts_with("https://")
+            || (text.starts_with("http://") && host_of(&text).is_some_and(is_loopback_host));
+        if !ok {
+            sink.at(
+                v.span(),
+                format!(
+                    "auth.oauth.{key} must be an https:// URL (http:// only on a loopback host)"
+                ),
+            );
+            return None;
+        }
+        Some(text)
+    };
+    let Some(issuer) = &raw.issuer else {
+        sink.at(
+            table,
+            "[auth.oauth] needs `issuer`, the authorization server whose tokens /mcp accepts",
+        );
+        return None;
+    };
+    let issuer = url(issuer, "issuer", sink)?;
+    let jwks_url = match &raw.jwks_url {
+        Some(j) => Some(url(j, "jwks_url", sink)?),
+        None => None,
+    };
+    let audience = match &raw.audience {
+        Some(a) if a.get_ref().trim().is_empty() => {
+            sink.at(a.span(), "auth.oauth.audience must not be empty");
+            return None;
+        }
+        Some(a) => Some(a.get_ref().clone()),
+        None => None,
+    };
+    let mut required_scopes = Vec::new();
+    for s in raw.required_scopes.unwrap_or_default() {
+        let v = s.get_ref();
+        if v.is_empty() || v.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            sink.at(s.span(), "a scope must be one word with no spaces");
+            return None;
+        }
+        required_scopes.push(v.clone());
+    }
+    Some(OAuthConfig {
+        issuer,
+        audience,
+        jwks_url,
+        required_scopes,
+    })
 }
 
 fn lower_limits(raw: RawLimits, sink: &mut Sink<'_>) -> Limits {

@@ -76,6 +76,23 @@ pub struct LogConfig {
 pub struct AuthConfig {
     pub open: bool,
     pub bearer_tokens: Vec<Secret>,
+    /// JWT access tokens from an authorization server, when configured.
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// `[auth.oauth]`: connecta as an OAuth 2.1 resource server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthConfig {
+    /// The `iss` every token must carry, exactly; also the authorization
+    /// server named in the protected-resource metadata.
+    pub issuer: String,
+    /// The `aud` a token must include; `None` means `<public_url>/mcp`.
+    pub audience: Option<String>,
+    /// Where the signing keys are; `None` means discovered from the
+    /// issuer's metadata.
+    pub jwks_url: Option<String>,
+    /// Scopes a token must all carry (`scope` claim, space-separated).
+    pub required_scopes: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

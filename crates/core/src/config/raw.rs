@@ -59,6 +59,17 @@ pub struct RawLog {
 pub struct RawAuth {
     pub open: Option<S<bool>>,
     pub bearer_tokens: Option<Vec<S<String>>>,
+    pub oauth: Option<S<RawOAuth>>,
+}
+
+/// `[auth.oauth]`: JWT access tokens from an OAuth 2.1 authorization server.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOAuth {
+    pub issuer: Option<S<String>>,
+    pub audience: Option<S<String>>,
+    pub jwks_url: Option<S<String>>,
+    pub required_scopes: Option<Vec<S<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

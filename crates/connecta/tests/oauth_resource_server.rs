@@ -1,0 +1,296 @@
+//! connecta as an OAuth 2.1 resource server, through the real binary and a
+//! test authorization server written with PyJWT (`tests/peers/oauth_issuer.py`):
+//! a JWT signed by the issuer's key opens `/mcp` and names its subject in the
+//! activity log; expired, foreign, forged, HMAC-signed and unknown-key
+//! tokens get 401 `invalid_token` saying why; a missing scope is 403
+//! `insufficient_scope`; every challenge points to the RFC 9728 metadata,
+//! which is served; an unreachable issuer fails closed with 503.
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+use support::*;
+
+const PUBLIC_URL: &str = "http://gateway.test";
+const AUDIENCE: &str = "http://gateway.test/mcp";
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+}
+
+async fn mint(issuer: &HttpPeer, body: Value) -> String {
+    let r: Value = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}/mint", issuer.port))
+        .json(&body)
+        .send()
+        .await
+        .expect("mint")
+        .json()
+        .await
+        .expect("mint JSON");
+    r["token"].as_str().expect("token").to_owned()
+}
+
+fn claims(issuer: &HttpPeer, extra: Value) -> Value {
+    let mut c = json!({
+        "iss": format!("http://127.0.0.1:{}", issuer.port),
+        "aud": AUDIENCE,
+        "sub": "alice",
+        "exp": now() + 600,
+        "scope": "mcp tools",
+    });
+    for (k, v) in extra.as_object().expect("object") {
+        c[k] = v.clone();
+    }
+    c
+}
+
+/// (status, WWW-Authenticate, body) of a ping with this token.
+async fn ping(gw: &Gateway, token: Option<&str>) -> (u16, String, String) {
+    let mut req = reqwest::Client::new()
+        .post(gw.url())
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let r = req.send().await.expect("answered");
+    let status = r.status().as_u16();
+    let challenge = r
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    (status, challenge, r.text().await.expect("body"))
+}
+
+fn config(issuer_url: &str, scopes: &str) -> String {
+    format!(
+        "[server]\npublic_url = \"{PUBLIC_URL}\"\n\n[auth.oauth]\nissuer = \"{issuer_url}\"\nrequired_scopes = [{scopes}]\n\n{}",
+        demo_connector()
+    )
+}
+
+async fn fetches(issuer: &HttpPeer) -> u64 {
+    let r: Value = reqwest::get(format!("http://127.0.0.1:{}/jwks-fetches", issuer.port))
+        .await
+        .expect("fetches")
+        .json()
+        .await
+        .expect("JSON");
+    r["fetches"].as_u64().expect("count")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_from_the_issuer_opens_mcp_and_every_bad_one_is_refused_with_its_reason() {
+    let issuer = HttpPeer::start("oauth_issuer.py", &[]).await;
+    let issuer_url = format!("http://127.0.0.1:{}", issuer.port);
+    let gw = Gateway::start_raw(&config(&issuer_url, "\"mcp\""));
+    gw.wait_catalogs().await;
+    let metadata_url = format!("{PUBLIC_URL}/.well-known/oauth-protected-resource/mcp");
+
+    // No token: the challenge points to the metadata, which is served.
+    let (status, challenge, _) = ping(&gw, None).await;
+    assert_eq!(status, 401);
+    assert!(
+        challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")),
+        "{challenge}"
+    );
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let m: Value = reqwest::get(format!("{}{path}", gw.base()))
+            .await
+            .expect("metadata")
+            .json()
+            .await
+            .expect("JSON");
+        assert_eq!(m["resource"], AUDIENCE, "{m}");
+        assert_eq!(m["authorization_servers"], json!([issuer_url]), "{m}");
+        assert_eq!(m["scopes_supported"], json!(["mcp"]), "{m}");
+    }
+
+    // RS256 and ES256 tokens from the issuer work; the subject is the actor.
+    let rsa = mint(&issuer, json!({"claims": claims(&issuer, json!({}))})).await;
+    assert_eq!(ping(&gw, Some(&rsa)).await.0, 200);
+    let ec = mint(
+        &issuer,
+        json!({"claims": claims(&issuer, json!({"sub": "bob"})), "key": "ec"}),
+    )
+    .await;
+    assert_eq!(ping(&gw, Some(&ec)).await.0, 200);
+    let client = connect_with(
+        StreamableHttpClientTransportConfig::with_uri(gw.url()).auth_header(rsa.clone()),
+    )
+    .await;
+    let (v, err) = call(
+        &client,
+        "call_tool",
+        json!({"address": "demo.list_notes", "args": {}}),
+    )
+    .await;
+    assert!(!err, "{v}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let event = loop {
+        if let Some(e) = activity(&gw)
+            .into_iter()
+            .find(|e| e["toolName"] == "list_notes")
+        {
+            break e;
+        }
+        assert!(std::time::Instant::now() < deadline, "not recorded");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(
+        event["actor"],
+        json!({"kind": "oauth", "id": "alice"}),
+        "{event}"
+    );
+
+    // Each bad token is refused with invalid_token and says why.
+    let bad = [
+        (
+            json!({"claims": claims(&issuer, json!({"exp": now() - 600}))}),
+            "expired",
+        ),
+        (
+            json!({"claims": claims(&issuer, json!({"aud": "http://other.test/mcp"}))}),
+            "audience",
+        ),
+        (
+            json!({"claims": claims(&issuer, json!({"iss": "http://127.0.0.1:1"}))}),
+            "issuer",
+        ),
+        (
+            json!({"claims": claims(&issuer, json!({})), "key": "stranger"}),
+            "signature",
+        ),
+        (
+            json!({"claims": claims(&issuer, json!({})), "kid": "nobody"}),
+            "key is unknown",
+        ),
+    ];
+    for (body, says) in bad {
+        let token = mint(&issuer, body.clone()).await;
+        let (status, challenge, text) = ping(&gw, Some(&token)).await;
+        assert_eq!(status, 401, "{body}: {text}");
+        assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+        assert!(challenge.contains(says), "{says}: {challenge}");
+        assert!(challenge.contains("resource_metadata="), "{challenge}");
+    }
+    // HMAC is refused whatever the secret (no key confusion).
+    let hmac = {
+        let header = base64_url(br#"{"alg":"HS256","typ":"JWT","kid":"rsa-1"}"#);
+        let payload = base64_url(claims(&issuer, json!({})).to_string().as_bytes());
+        format!("{header}.{payload}.c2lnbmF0dXJl")
+    };
+    let (status, challenge, _) = ping(&gw, Some(&hmac)).await;
+    assert_eq!(status, 401);
+    assert!(challenge.contains("algorithm"), "{challenge}");
+
+    // A valid token without the required scope is 403.
+    let narrow = mint(
+        &issuer,
+        json!({"claims": claims(&issuer, json!({"scope": "tools"}))}),
+    )
+    .await;
+    let (status, challenge, _) = ping(&gw, Some(&narrow)).await;
+    assert_eq!(status, 403);
+    assert!(
+        challenge.contains("error=\"insufficient_scope\"") && challenge.contains("scope=\"mcp\""),
+        "{challenge}"
+    );
+
+    // The keys were fetched once: the unknown kid did not refetch them
+    // within the refetch window.
+    assert_eq!(fetches(&issuer).await, 1);
+    assert!(!gw.stderr().contains(&rsa), "a token was logged");
+}
+
+fn base64_url(bytes: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..=chunk.len() {
+            out.push(T[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_issuer_fails_closed_and_no_oauth_means_no_metadata() {
+    // Nothing listens on this port: the keys cannot be fetched.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = closed.local_addr().expect("addr").port();
+    drop(closed);
+    let gw = Gateway::start_raw(&config(&format!("http://127.0.0.1:{port}"), ""));
+    let token = "eyJhbGciOiJSUzI1NiIsImtpZCI6InJzYS0xIn0.eyJzdWIiOiJhIn0.c2ln";
+    let r = reqwest::Client::new()
+        .post(gw.url())
+        .bearer_auth(token)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), 503);
+    assert!(r.headers().get("retry-after").is_some());
+
+    let plain = Gateway::start(&demo_connector());
+    let r = reqwest::get(format!(
+        "{}/.well-known/oauth-protected-resource",
+        plain.base()
+    ))
+    .await
+    .expect("answered");
+    assert_eq!(r.status(), 404);
+}
+
+#[test]
+fn check_locates_oauth_config_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    for (body, says) in [
+        (
+            "[auth.oauth]\naudience = \"x\"\n",
+            ":1:1: [auth.oauth] needs `issuer`",
+        ),
+        (
+            "[auth.oauth]\nissuer = \"http://idp.example\"\n",
+            ":2:10: auth.oauth.issuer must be an https:// URL",
+        ),
+        (
+            "[auth.oauth]\nissuer = \"https://idp.example\"\nrequired_scopes = [\"two words\"]\n",
+            ":3:20: a scope must be one word",
+        ),
+        (
+            "[auth]\nopen = true\n[auth.oauth]\nissuer = \"https://idp.example\"\n",
+            ":2:8: auth.open = true accepts every caller",
+        ),
+    ] {
+        std::fs::write(&path, format!("{body}\n{}", demo_connector())).expect("write");
+        let (status, out, err) = run(
+            Command::new(bin()).args(["check", "--config"]).arg(&path),
+            Duration::from_secs(30),
+        );
+        assert!(!status.success(), "{body}: {out}");
+        assert!(err.contains(says), "{says}: {err}");
+    }
+}
