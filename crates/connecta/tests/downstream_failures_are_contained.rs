@@ -138,3 +138,40 @@ async fn crash_hang_and_garbage_are_contained_and_nothing_is_orphaned() {
     let left: Vec<u32> = children.into_iter().filter(|p| alive(*p)).collect();
     assert!(left.is_empty(), "orphans after shutdown: {left:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn e2_a_downstream_that_asks_for_input_mid_call_is_input_required_unsupported() {
+    let gw = Gateway::start(&format!(
+        "[[connector]]\nid = \"asker\"\ncommand = {}\nargs = [{}]\n",
+        q(&python()),
+        q(&peers().join("py_elicit_server.py").display().to_string())
+    ));
+    gw.wait_catalogs().await;
+    let c = connect(&gw.url()).await;
+    let (v, err) = call(
+        &c,
+        "call_tool",
+        json!({"address": "asker.ask_name", "args": {}}),
+    )
+    .await;
+    assert!(err, "{v}");
+    assert_eq!(v["error"]["code"], "input_required_unsupported", "{v}");
+    assert_eq!(v["error"]["retryable"], false, "{v}");
+    // The same connector answers a call that asks for nothing.
+    let (v, err) = call(
+        &c,
+        "call_tool",
+        json!({"address": "asker.greet", "args": {"name": "Ana"}}),
+    )
+    .await;
+    assert!(!err, "{v}");
+    assert!(v.to_string().contains("hello Ana"), "{v}");
+    // Inside a program, the call rejects with the same code.
+    let (v, err) = program(
+        &c,
+        "async () => { try { await connecta.call('asker.ask_name', {}); return 'ran'; } catch (e) { return e.code; } }",
+    )
+    .await;
+    assert!(!err, "{v}");
+    assert!(v.to_string().contains("input_required_unsupported"), "{v}");
+}

@@ -16,7 +16,7 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::handler::{GatewayClient, lifecycle};
+use super::handler::lifecycle;
 use super::{Session, Shared, errors};
 use crate::ConnectorState;
 use crate::credential::{CredentialBinding, Framed};
@@ -162,7 +162,7 @@ impl HttpTransport {
             None => StreamableHttpClientTransport::from_config(config),
         };
         let attempt = rmcp::service::serve_client_with_lifecycle_and_ct(
-            GatewayClient,
+            self.shared.client(),
             transport,
             lifecycle(self.shared.options.handshake),
             ct.clone(),

@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::credential::CredentialBinding;
 use crate::{CallOptions, Connector, ConnectorState, ConnectorStatus};
+use handler::GatewayClient;
 
 pub use errors::parse_retry_after;
 
@@ -84,9 +85,18 @@ pub(crate) struct Shared {
     pub(crate) generation: AtomicU64,
     pub(crate) shutdown: CancellationToken,
     pub(crate) started: AtomicBool,
+    /// Elicitations the downstream sent and connecta refused (any session).
+    pub(crate) refused_elicitations: Arc<AtomicU64>,
 }
 
 impl Shared {
+    /// The client handler for a new session.
+    pub(crate) fn client(&self) -> GatewayClient {
+        GatewayClient {
+            refused_elicitations: self.refused_elicitations.clone(),
+        }
+    }
+
     pub(crate) fn set_state(&self, state: ConnectorState, last_error: Option<String>) {
         let mut s = self.status.lock().unwrap_or_else(|p| p.into_inner());
         s.state = state;
@@ -156,6 +166,7 @@ impl McpConnector {
             generation: AtomicU64::new(0),
             shutdown: CancellationToken::new(),
             started: AtomicBool::new(false),
+            refused_elicitations: Arc::new(AtomicU64::new(0)),
         });
         let transport = match transport {
             McpTransport::Http { url, headers } => Transport::Http(Box::new(
@@ -346,13 +357,32 @@ impl McpConnector {
         // Dropping the request future (timeout or cancellation) makes rmcp
         // send `notifications/cancelled` downstream.
         let call = session.peer.call_tool_once(params);
+        let refused_before = self.shared.refused_elicitations.load(Ordering::SeqCst);
+        // A call that failed after the downstream asked for input (refused
+        // above) failed for want of it. Attribution is by connector: a
+        // failure of another call in flight at that moment reads the same.
+        let asked_for_input =
+            || self.shared.refused_elicitations.load(Ordering::SeqCst) != refused_before;
+        let input_required = || {
+            ToolError::new(
+                ErrorCode::InputRequiredUnsupported,
+                format!(
+                    "{} asked for input in the middle of the call (elicitation), which connecta cannot relay; the call did not complete",
+                    self.shared.id
+                ),
+            )
+        };
         tokio::select! {
             r = tokio::time::timeout_at(deadline, call) => match r {
+                Ok(Ok(CallToolResponse::Complete(result))) if result.is_error == Some(true) && asked_for_input() => {
+                    Err(input_required())
+                }
                 Ok(Ok(CallToolResponse::Complete(result))) => Ok(convert::tool_result(result)),
                 Ok(Ok(_)) => Err(ToolError::new(
                     ErrorCode::InputRequiredUnsupported,
                     format!("{} answered with an input request or a task, which connecta cannot relay", self.shared.id),
                 )),
+                Ok(Err(_)) if asked_for_input() => Err(input_required()),
                 Ok(Err(e)) => Err(self.fail(&session, &e)),
                 Err(_) => Err(timeout_error(&self.shared.id, options.timeout, "answer")),
             },

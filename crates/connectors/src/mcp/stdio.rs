@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::handler::{GatewayClient, lifecycle};
+use super::handler::lifecycle;
 use super::{Session, Shared};
 use crate::ConnectorState;
 
@@ -271,7 +271,7 @@ async fn run_once(shared: &Arc<Shared>, spec: &ChildSpec) -> RunEnd {
     };
     let ct = CancellationToken::new();
     let handshake = rmcp::service::serve_client_with_lifecycle_and_ct(
-        GatewayClient,
+        shared.client(),
         (stdout, stdin),
         lifecycle(shared.options.handshake),
         ct.clone(),
