@@ -11,8 +11,9 @@
 //!
 //! Keys are fetched on first use (discovered from the issuer's metadata
 //! unless `jwks_url` is set), kept for [`KEYS_FRESH`], and fetched again
-//! early when a token names a `kid` not in the set, at most once per
-//! [`REFETCH_AT_MOST`].
+//! early when a token names a `kid` not in the set. Fetches, failed ones
+//! included, happen at most once per [`REFETCH_AT_MOST`]: meanwhile stale
+//! keys still verify, and with no keys at all a JWT is refused with 503.
 //!
 //! Must never: accept `none` or an HMAC algorithm (a public key used as an
 //! HMAC secret), accept a token when the keys could not be fetched, or log a
@@ -34,6 +35,9 @@ pub const KEYS_FRESH: Duration = Duration::from_secs(600);
 /// An unknown `kid` triggers a fetch at most this often (a flood of forged
 /// tokens must not become a flood of requests to the issuer).
 pub const REFETCH_AT_MOST: Duration = Duration::from_secs(30);
+
+/// The longest one metadata or JWKS request may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Clock skew allowed on `exp` and `nbf`.
 const LEEWAY_S: u64 = 60;
@@ -93,7 +97,7 @@ impl OAuthVerifier {
             config,
             audience,
             http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(10))
+                .timeout(FETCH_TIMEOUT)
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap_or_default(),
@@ -172,7 +176,9 @@ impl OAuthVerifier {
             .as_ref()
             .is_none_or(|k| k.fetched.elapsed() >= KEYS_FRESH);
         let missing = keys.as_ref().is_some_and(|k| find(&k.set, kid).is_none());
-        if stale || (missing && self.may_refetch().await) {
+        // Every fetch, a failed one too, waits out the refetch window: an
+        // issuer that is down is not asked again by every request.
+        if (stale || missing) && self.may_refetch().await {
             match self.fetch_keys().await {
                 Ok(set) => {
                     *keys = Some(Keys {
