@@ -3,7 +3,8 @@
 //! rmcp's plain-text 415); a batch is answered under the protocol versions
 //! that have batches and refused as an invalid request under later ones;
 //! the checks of one message (content type, Origin, Accept, size) hold for
-//! a batch too.
+//! a batch too. A client that accepts only one of JSON and an event stream
+//! (or says nothing) is answered in a form it reads.
 
 mod support;
 
@@ -164,7 +165,7 @@ async fn one_message_s_checks_hold_for_a_batch() {
 
     let r = reqwest::Client::new()
         .post(gw.url())
-        .header("Accept", "text/event-stream")
+        .header("Accept", "text/html")
         .header("Content-Type", "application/json")
         .header("MCP-Protocol-Version", "2025-03-26")
         .body(batch)
@@ -193,4 +194,61 @@ async fn one_message_s_checks_hold_for_a_batch() {
     );
     let (status, _, text) = post_raw(&gw, &big, &[V0326]).await;
     assert_eq!(status, 413, "{}", &text[..text.len().min(200)]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_reads_only_one_answer_form_gets_that_form() {
+    let gw = Gateway::start(&demo_connector());
+    let ping = r#"{"jsonrpc": "2.0", "id": 3, "method": "ping"}"#;
+    let send = |accept: Option<&'static str>| {
+        let mut req = reqwest::Client::new()
+            .post(gw.url())
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", "2025-06-18")
+            .body(ping);
+        if let Some(a) = accept {
+            req = req.header("Accept", a);
+        }
+        req.send()
+    };
+    for accept in [Some("application/json"), None, Some("*/*")] {
+        let r = send(accept).await.expect("answered");
+        assert_eq!(r.status(), 200, "{accept:?}");
+        assert_eq!(
+            r.headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some("application/json"),
+            "{accept:?}"
+        );
+        assert_eq!(
+            json_of(&r.text().await.expect("body")),
+            json!({"jsonrpc": "2.0", "id": 3, "result": {}})
+        );
+    }
+    // Only an event stream: one `message` event carrying the answer.
+    let r = send(Some("text/event-stream")).await.expect("answered");
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("text/event-stream")
+    );
+    let body = r.text().await.expect("body");
+    let data: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .collect();
+    assert!(body.starts_with("event: message\n"), "{body}");
+    assert_eq!(data.len(), 1, "{body}");
+    assert_eq!(
+        json_of(data[0]),
+        json!({"jsonrpc": "2.0", "id": 3, "result": {}})
+    );
+    // Neither form: 406, as before.
+    assert_eq!(
+        send(Some("text/html")).await.expect("answered").status(),
+        406
+    );
 }

@@ -207,6 +207,11 @@ async fn meta_tool_arguments_are_strict_and_errors_are_typed() {
             .expect("text")
             .contains("call_destructive_tool")
     );
+    // Its text block is the compact JSON of the same value (§1.2).
+    let raw = call_raw(&client, "skills", json!({"name": "usage"})).await;
+    let text = raw.content[0].as_text().expect("a text block").text.clone();
+    let parsed: Value = serde_json::from_str(&text).expect("the text block is JSON");
+    assert_eq!(Some(parsed), raw.structured_content);
     // authorize_connector: the honest answer for a connector with no auth.
     let (a, err) = call(&client, "authorize_connector", json!({"connector": "demo"})).await;
     assert!(!err);

@@ -14,8 +14,14 @@
 //!   nothing in it expects an answer). Later versions removed batches, so
 //!   there an array is an invalid request.
 //!
+//! - an `Accept` that admits only one of `application/json` and
+//!   `text/event-stream` (or is absent) is enough: rmcp wants both, but the
+//!   answer is one JSON message, sent as an event stream of one event to a
+//!   client that reads only that. An `Accept` admitting neither keeps
+//!   rmcp's 406.
+//!
 //! Everything else reaches rmcp untouched, including its own checks of
-//! `Host`, `Origin`, `Accept` and `Content-Type`.
+//! `Host`, `Origin` and `Content-Type`.
 //!
 //! Must never: answer a message twice, or let a batch bypass a check that a
 //! single message meets (each element is a full request through rmcp).
@@ -83,6 +89,31 @@ where
     if request.method() != Method::POST {
         return forward(inner, request).await;
     }
+    let mut request = request;
+    let accepts = Accepts::of(request.headers());
+    if !(accepts.json || accepts.sse) {
+        // rmcp's 406 stands: nothing we answer could be read.
+        return forward(inner, request).await;
+    }
+    // One of the two is enough: rmcp insists on both, but an answer here
+    // is one JSON message, which either form carries.
+    request.headers_mut().insert(
+        header::ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
+    let response = frame_post(inner, max_body, request).await;
+    if accepts.json {
+        return response;
+    }
+    as_event_stream(response).await
+}
+
+async fn frame_post<S, B>(inner: S, max_body: usize, request: Request<Body>) -> Response<Body>
+where
+    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
     // rmcp refuses any other content type with 415, which stands.
     let json_body = request
         .headers()
@@ -113,6 +144,85 @@ where
         return error;
     }
     response
+}
+
+/// Which answer forms the client's `Accept` admits. No header admits any
+/// (RFC 9110 §12.5.1).
+struct Accepts {
+    json: bool,
+    sse: bool,
+}
+
+impl Accepts {
+    fn of(headers: &axum::http::HeaderMap) -> Accepts {
+        let mut a = Accepts {
+            json: false,
+            sse: false,
+        };
+        let values: Vec<&str> = headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        if values.is_empty() {
+            return Accepts {
+                json: true,
+                sse: true,
+            };
+        }
+        for range in values.iter().flat_map(|v| v.split(',')) {
+            let media = range
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            match media.as_str() {
+                "*/*" => {
+                    a.json = true;
+                    a.sse = true;
+                }
+                "application/*" | "application/json" => a.json = true,
+                "text/*" | "text/event-stream" => a.sse = true,
+                _ => {}
+            }
+        }
+        a
+    }
+}
+
+/// A JSON answer re-sent as a one-event stream, for a client that reads
+/// only `text/event-stream`. Anything else is passed on as it is.
+async fn as_event_stream(response: Response<Body>) -> Response<Body> {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the answer could not be read".into(),
+        );
+    };
+    // Compact JSON has no raw line breaks, so it is one `data:` line.
+    let mut event = Vec::with_capacity(bytes.len() + 24);
+    event.extend_from_slice(b"event: message\ndata: ");
+    event.extend_from_slice(&bytes);
+    event.extend_from_slice(b"\n\n");
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts
+        .headers
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    Response::from_parts(parts, Body::from(event))
 }
 
 async fn forward<S, B>(mut inner: S, request: Request<Body>) -> Response<Body>
@@ -350,6 +460,27 @@ mod tests {
         assert_eq!(id_of(&json!({"id": "a"})), json!("a"));
         assert_eq!(id_of(&json!({"id": {"x": 1}})), Value::Null);
         assert_eq!(id_of(&json!([1])), Value::Null);
+    }
+
+    #[test]
+    fn accept_admits_json_or_an_event_stream() {
+        let of = |v: Option<&str>| {
+            let mut h = axum::http::HeaderMap::new();
+            if let Some(v) = v {
+                h.insert(header::ACCEPT, HeaderValue::from_str(v).expect("header"));
+            }
+            let a = Accepts::of(&h);
+            (a.json, a.sse)
+        };
+        assert_eq!(of(None), (true, true));
+        assert_eq!(
+            of(Some("application/json, text/event-stream")),
+            (true, true)
+        );
+        assert_eq!(of(Some("*/*")), (true, true));
+        assert_eq!(of(Some("Application/JSON;q=0.9")), (true, false));
+        assert_eq!(of(Some("text/event-stream")), (false, true));
+        assert_eq!(of(Some("text/html, image/png")), (false, false));
     }
 
     #[test]

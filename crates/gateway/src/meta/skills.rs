@@ -36,22 +36,15 @@ impl Gateway {
                 }
                 Ok(MetaOutput::value(json!({ "skills": list })))
             }
-            Some("usage") => {
-                let text = self.usage_guide();
-                Ok(MetaOutput::Value {
-                    value: json!({ "name": "usage", "text": text }),
-                    text: Some(text),
-                    notes: Vec::new(),
-                })
-            }
+            // The text block is the compact JSON of the value, as for every
+            // object result (PRODUCT §1.2); the guide is its `text`.
+            Some("usage") => Ok(MetaOutput::value(
+                json!({ "name": "usage", "text": self.usage_guide() }),
+            )),
             Some(name) => {
                 let found = guides.clone().find(|(id, _)| *id == name);
                 match found {
-                    Some((id, g)) => Ok(MetaOutput::Value {
-                        value: json!({ "name": id, "text": g.text }),
-                        text: Some(g.text.clone()),
-                        notes: Vec::new(),
-                    }),
+                    Some((id, g)) => Ok(MetaOutput::value(json!({ "name": id, "text": g.text }))),
                     None => {
                         let names: Vec<&str> = std::iter::once("usage")
                             .chain(guides.map(|(id, _)| id))
