@@ -181,3 +181,27 @@ fn check_accepts_the_ask_policy_and_locates_an_out_of_range_approval_timeout() {
         );
     }
 }
+
+#[test]
+fn check_locates_a_store_url_that_is_not_postgres() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        "[store]\nurl = \"mysql://root@localhost/x\"\n\n[[connector]]\nid = \"demo\"\ncommand = \"connecta\"\nargs = [\"demo-server\"]\n",
+    )
+    .expect("write");
+    let (status, out, err) = run(
+        Command::new(bin()).args(["check", "--config"]).arg(&path),
+        Duration::from_secs(30),
+    );
+    assert!(!status.success(), "stdout: {out}");
+    assert!(
+        err.contains(&format!(
+            "{}:2:7: store.url must be a PostgreSQL URL",
+            path.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("mysql://root"), "the URL was echoed: {err}");
+}

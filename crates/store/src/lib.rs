@@ -1,24 +1,43 @@
 //! connecta's state, behind one [`Store`] trait.
 //!
 //! What lives here: the oversized-result stash (with expiry), the activity
-//! log, vault entries (ciphertext only), persisted catalogs, and
-//! operator-issued access tokens (their SHA-256 only). SQLite is the
-//! embedded default; the trait is shaped so a PostgreSQL implementation can
-//! pass the same suite (runtime queries, TEXT/BIGINT/BLOB columns only).
+//! log, vault entries (ciphertext only), persisted catalogs, operator-issued
+//! access tokens (their SHA-256 only) and approval questions. SQLite is the
+//! embedded default; PostgreSQL serves several replicas. Both run the same
+//! queries (`sql.rs`) and pass the same suite.
 //!
-//! Architecture invariant: nothing in this crate sees a plaintext secret.
-//! Vault rows are opaque ciphertext produced and consumed elsewhere.
+//! Architecture invariant: nothing in this crate sees a plaintext secret
+//! but the PostgreSQL URL it connects with (never logged or repeated in an
+//! error). Vault rows are opaque ciphertext produced and consumed elsewhere.
 
 #![forbid(unsafe_code)]
 
 mod activity_writer;
+#[macro_use]
+mod sql;
+mod postgres;
 mod sqlite;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 use async_trait::async_trait;
 use connecta_core::activity::{ActivityEvent, Actor, ApprovalDecision, Outcome, Source};
 
 pub use activity_writer::{ActivitySink, ActivityWriter};
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
+
+/// The store a config names: PostgreSQL at `postgres_url` when one is set
+/// (several replicas share it), else SQLite in `data_dir`.
+pub async fn open(
+    postgres_url: Option<&str>,
+    data_dir: &std::path::Path,
+) -> Result<std::sync::Arc<dyn Store>, StoreError> {
+    Ok(match postgres_url {
+        Some(url) => std::sync::Arc::new(PgStore::connect(url).await?),
+        None => std::sync::Arc::new(SqliteStore::open(data_dir).await?),
+    })
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

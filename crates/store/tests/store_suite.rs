@@ -1,4 +1,5 @@
-//! The store suite, run against SQLite (and, once it exists, PostgreSQL).
+//! The store suite, run against SQLite and against a real PostgreSQL cluster
+//! started for each test: both backends must behave the same.
 
 use std::sync::Arc;
 
@@ -7,9 +8,10 @@ use connecta_core::activity::{
     Outcome, Source,
 };
 use connecta_core::error::ErrorCode;
+use connecta_store::testing::PgCluster;
 use connecta_store::{
-    AccessTokenRow, ActivityQuery, ActivityWriter, ApprovalRow, SqliteStore, StashEntry, Store,
-    StoreError, StoredCatalog, VaultRow,
+    AccessTokenRow, ActivityQuery, ActivityWriter, ApprovalRow, PgStore, SqliteStore, StashEntry,
+    Store, StoreError, StoredCatalog, VaultRow,
 };
 
 fn event(i: i64, connector: &str, code: Option<ErrorCode>) -> ActivityEvent {
@@ -30,15 +32,76 @@ fn event(i: i64, connector: &str, code: Option<ErrorCode>) -> ActivityEvent {
     )
 }
 
-async fn store() -> (tempfile::TempDir, SqliteStore) {
+/// A store under test, with what keeps it alive.
+struct Under {
+    store: Arc<dyn Store>,
+    _dir: Option<tempfile::TempDir>,
+    _cluster: Option<PgCluster>,
+}
+
+async fn sqlite() -> Under {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = SqliteStore::open(dir.path()).await.expect("open");
-    (dir, store)
+    Under {
+        store: Arc::new(store),
+        _dir: Some(dir),
+        _cluster: None,
+    }
 }
+
+async fn postgres() -> Under {
+    let cluster = tokio::task::spawn_blocking(PgCluster::start)
+        .await
+        .expect("cluster");
+    let url = cluster.fresh_database().await;
+    let store = PgStore::connect(&url).await.expect("connect");
+    assert_eq!(store.backend(), "postgres");
+    Under {
+        store: Arc::new(store),
+        _dir: None,
+        _cluster: Some(cluster),
+    }
+}
+
+/// Each listed check runs once on SQLite and once on PostgreSQL.
+macro_rules! on_both_backends {
+    ($($check:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $check() {
+                    let under = super::sqlite().await;
+                    super::$check(under.store.clone()).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $check() {
+                    let under = super::postgres().await;
+                    super::$check(under.store.clone()).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_backends!(
+    stash_respects_owner_and_expiry,
+    activity_pages_newest_first_and_filters,
+    the_writer_batches_and_flushes,
+    vault_rows_upsert_and_replace_atomically,
+    catalogs_persist,
+    access_tokens_are_found_by_digest_and_a_live_name_is_unique,
+    an_approval_question_is_decided_once_and_keeps_no_payload,
+    approval_events_keep_their_kind_and_pair_through_the_store,
+);
 
 #[tokio::test]
 async fn the_database_file_is_created_and_reopening_is_idempotent() {
-    let (dir, s) = store().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = SqliteStore::open(dir.path()).await.expect("open");
     assert!(dir.path().join("connecta.db").exists());
     s.close().await;
     let again = SqliteStore::open(dir.path())
@@ -48,8 +111,34 @@ async fn the_database_file_is_created_and_reopening_is_idempotent() {
 }
 
 #[tokio::test]
-async fn stash_respects_owner_and_expiry() {
-    let (_d, s) = store().await;
+async fn postgres_replicas_that_start_together_migrate_once_and_share_rows() {
+    let cluster = tokio::task::spawn_blocking(PgCluster::start)
+        .await
+        .expect("cluster");
+    let url = cluster.fresh_database().await;
+    let (a, b) = tokio::join!(PgStore::connect(&url), PgStore::connect(&url));
+    let (a, b) = (a.expect("replica a"), b.expect("replica b"));
+    a.stash_put(&StashEntry {
+        id: "r1".into(),
+        actor_key: "token:ci/tok_1".into(),
+        text: "{\"page\":1}".into(),
+        created_at_ms: 0,
+        expires_at_ms: i64::MAX,
+    })
+    .await
+    .expect("put on a");
+    assert_eq!(
+        b.stash_get("r1", "token:ci/tok_1", 1)
+            .await
+            .expect("get on b"),
+        Some("{\"page\":1}".into())
+    );
+    // A third start finds everything migrated.
+    let c = PgStore::connect(&url).await.expect("replica c");
+    assert_eq!(c.stash_purge_expired(1).await.expect("purge"), 0);
+}
+
+async fn stash_respects_owner_and_expiry(s: Arc<dyn Store>) {
     s.stash_put(&StashEntry {
         id: "r1".into(),
         actor_key: "anonymous".into(),
@@ -77,9 +166,7 @@ async fn stash_respects_owner_and_expiry() {
     assert_eq!(s.stash_purge_expired(101).await.expect("purge"), 1);
 }
 
-#[tokio::test]
-async fn activity_pages_newest_first_and_filters() {
-    let (_d, s) = store().await;
+async fn activity_pages_newest_first_and_filters(s: Arc<dyn Store>) {
     let events: Vec<_> = (0..25)
         .map(|i| {
             event(
@@ -131,10 +218,7 @@ async fn activity_pages_newest_first_and_filters() {
     assert_eq!(s.activity_purge_before(1_010).await.expect("purge"), 10);
 }
 
-#[tokio::test]
-async fn the_writer_batches_and_flushes() {
-    let (_d, s) = store().await;
-    let s: Arc<dyn Store> = Arc::new(s);
+async fn the_writer_batches_and_flushes(s: Arc<dyn Store>) {
     let (sink, writer) = ActivityWriter::spawn(s.clone());
     for i in 0..1_000 {
         sink.record(event(i, "a", None));
@@ -153,9 +237,7 @@ async fn the_writer_batches_and_flushes() {
     writer.finish().await;
 }
 
-#[tokio::test]
-async fn vault_rows_upsert_and_replace_atomically() {
-    let (_d, s) = store().await;
+async fn vault_rows_upsert_and_replace_atomically(s: Arc<dyn Store>) {
     let row = |c: &str, f: &str, b: u8| VaultRow {
         connector: c.into(),
         field: f.into(),
@@ -181,9 +263,7 @@ async fn vault_rows_upsert_and_replace_atomically() {
     assert_eq!(s.vault_delete("c").await.expect("delete"), 1);
 }
 
-#[tokio::test]
-async fn catalogs_persist() {
-    let (_d, s) = store().await;
+async fn catalogs_persist(s: Arc<dyn Store>) {
     let c = StoredCatalog {
         connector: "a".into(),
         fingerprint: "f1".into(),
@@ -220,9 +300,7 @@ fn token(id: &str, name: &str, digest: u8, created: i64) -> AccessTokenRow {
     }
 }
 
-#[tokio::test]
-async fn access_tokens_are_found_by_digest_and_a_live_name_is_unique() {
-    let (_dir, s) = store().await;
+async fn access_tokens_are_found_by_digest_and_a_live_name_is_unique(s: Arc<dyn Store>) {
     s.token_insert(&token("tok_a", "ci", 1, 10))
         .await
         .expect("first");
@@ -288,9 +366,7 @@ fn question(id: &str, created: i64) -> ApprovalRow {
     }
 }
 
-#[tokio::test]
-async fn an_approval_question_is_decided_once_and_keeps_no_payload() {
-    let (_dir, s) = store().await;
+async fn an_approval_question_is_decided_once_and_keeps_no_payload(s: Arc<dyn Store>) {
     s.approval_insert(&question("apr_a", 100))
         .await
         .expect("insert");
@@ -363,9 +439,7 @@ async fn an_approval_question_is_decided_once_and_keeps_no_payload() {
     assert_eq!(left, vec!["apr_b", "apr_c"]);
 }
 
-#[tokio::test]
-async fn approval_events_keep_their_kind_and_pair_through_the_store() {
-    let (_dir, s) = store().await;
+async fn approval_events_keep_their_kind_and_pair_through_the_store(s: Arc<dyn Store>) {
     let asked = ActivityEvent::approval(
         "ev-a".into(),
         10,

@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::Subcommand;
 use connecta_core::activity::ActivityEvent;
-use connecta_store::{ActivityQuery, SqliteStore, Store};
+use connecta_store::ActivityQuery;
 
 use crate::config_file::{self, LoadError};
 
@@ -50,9 +49,7 @@ pub async fn run(cmd: ActivityCommand) -> anyhow::Result<ExitCode> {
         Err(LoadError::Other(e)) => return Err(e),
     };
     let dir = connecta_gateway::data_dir(&loaded.config, loaded.dir());
-    let store = SqliteStore::open(&dir)
-        .await
-        .with_context(|| format!("could not open the store in {}", dir.display()))?;
+    let store = super::open_store(&loaded.config, &dir).await?;
     let query = ActivityQuery {
         limit: limit.max(1),
         connector: connector.clone(),

@@ -21,7 +21,7 @@ use connecta_connectors::{
 use connecta_core::config::{ConnectorConfig, ConnectorKind, CredentialSlot};
 use connecta_core::secret::{Secret, mask};
 use connecta_gateway::{ArgValidator, KeyCache, Redactor, VaultCredentials, now_ms};
-use connecta_store::{SqliteStore, Store};
+use connecta_store::Store;
 use connecta_vault::{KeyLocation, KeySource, Vault, VaultKey};
 use serde_json::Value;
 
@@ -75,13 +75,11 @@ pub(crate) async fn open(config: Option<PathBuf>) -> anyhow::Result<Result<CliCo
         Err(LoadError::Other(e)) => return Err(e),
     };
     let dir = connecta_gateway::data_dir(&loaded.config, loaded.dir());
-    let store = SqliteStore::open(&dir)
-        .await
-        .with_context(|| format!("could not open the store in {}", dir.display()))?;
+    let store = super::open_store(&loaded.config, &dir).await?;
     let keys = connecta_gateway::vault_key_location(&loaded.config, loaded.dir());
     Ok(Ok(CliContext {
         loaded,
-        store: Arc::new(store),
+        store,
         keys,
     }))
 }

@@ -4,13 +4,12 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use connecta_gateway::{Gateway, WorkerCommand};
 use connecta_server::AppState;
-use connecta_store::{SqliteStore, Store};
+use connecta_store::Store;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -43,14 +42,11 @@ pub async fn run(
         tracing::warn!("{w}");
     }
     let data_dir = connecta_gateway::data_dir(&loaded.config, loaded.dir());
-    let store = SqliteStore::open(&data_dir)
-        .await
-        .with_context(|| format!("could not open the store in {}", data_dir.display()))?;
-    let store: Arc<dyn Store> = Arc::new(store);
+    let store = crate::commands::open_store(&loaded.config, &data_dir).await?;
     if !stdio {
         warn_if_nobody_can_connect(&loaded.config, store.as_ref()).await;
     }
-    tracing::info!(config = %loaded.describe(), data = %data_dir.display(), connectors = loaded.config.connectors.len(), "starting connecta");
+    tracing::info!(config = %loaded.describe(), data = %data_dir.display(), store = store.backend(), connectors = loaded.config.connectors.len(), "starting connecta");
 
     let listen_addr = loaded.config.server.listen;
     let worker = WorkerCommand {

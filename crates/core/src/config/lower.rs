@@ -68,6 +68,24 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
             .key_file
             .unwrap_or_else(|| d::VAULT_KEY_FILE.to_owned()),
     };
+    let store = StoreConfig {
+        postgres_url: match &raw.store.url {
+            Some(u)
+                if u.get_ref().starts_with("postgres://")
+                    || u.get_ref().starts_with("postgresql://") =>
+            {
+                Some(Secret::new(u.get_ref().clone()))
+            }
+            Some(u) => {
+                sink.at(
+                    u.span(),
+                    "store.url must be a PostgreSQL URL (postgres://user:password@host:port/database); leave it out for the embedded SQLite file",
+                );
+                None
+            }
+            None => None,
+        },
+    };
 
     let mut connectors = Vec::with_capacity(raw.connector.len());
     let mut seen: HashMap<String, ()> = HashMap::new();
@@ -132,6 +150,7 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
         code,
         approvals,
         vault,
+        store,
         connectors,
         warnings,
     })

@@ -37,6 +37,7 @@ pub struct Config {
     pub code: CodeConfig,
     pub approvals: ApprovalsConfig,
     pub vault: VaultConfig,
+    pub store: StoreConfig,
     pub connectors: Vec<ConnectorConfig>,
     /// Non-fatal findings (an override that names no tool yet, an open
     /// endpoint in front of credentialed connectors…), printed at boot and by
@@ -158,6 +159,14 @@ impl ApprovalPolicy {
 pub struct ApprovalsConfig {
     pub policy: ApprovalPolicy,
     pub timeout: Duration,
+}
+
+/// `[store]`: SQLite in `server.data_dir` unless a PostgreSQL URL is set.
+#[derive(Debug, Clone, Default)]
+pub struct StoreConfig {
+    /// `postgres://…`: several replicas share this database. A secret (it
+    /// may carry a password): never logged.
+    pub postgres_url: Option<Secret>,
 }
 
 #[derive(Debug, Clone)]

@@ -29,7 +29,16 @@ pub struct RawConfig {
     #[serde(default)]
     pub vault: RawVault,
     #[serde(default)]
+    pub store: RawStore,
+    #[serde(default)]
     pub connector: Vec<S<RawConnector>>,
+}
+
+/// `[store]`: where state lives when not in the embedded SQLite file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStore {
+    pub url: Option<S<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,0 +1,137 @@
+//! Several replicas on one PostgreSQL database (`[store] url`), through the
+//! real binary and a real PostgreSQL cluster: an access token issued once
+//! opens both; a result stashed by one is paged through the other; an
+//! approval question asked on one is answered from the command line; one
+//! activity log holds both replicas' calls; `/health` names the backend.
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use connecta_store::testing::PgCluster;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+use support::*;
+
+const URL_VAR: &str = "CONNECTA_TEST_DATABASE_URL";
+
+fn config() -> String {
+    format!(
+        "[store]\nurl = \"${{{URL_VAR}}}\"\n\n[limits]\nresult_cap_bytes = 4000\n\n{}\napproval = \"ask\"\n\n[[connector]]\nid = \"py\"\ncommand = {}\nargs = [{}, \"stdio\"]\n",
+        demo_connector().trim_end(),
+        q(&python()),
+        q(&peers().join("py_server.py").display().to_string())
+    )
+}
+
+fn cli(gw: &Gateway, url: &str, args: &[&str]) -> (bool, String, String) {
+    let (status, out, err) = run(
+        Command::new(bin())
+            .args(args)
+            .arg("--config")
+            .arg(&gw.config_path)
+            .env(URL_VAR, url),
+        Duration::from_secs(30),
+    );
+    (status.success(), out, err)
+}
+
+async fn client(gw: &Gateway, token: &str) -> Client {
+    connect_with(
+        StreamableHttpClientTransportConfig::with_uri(gw.url()).auth_header(token.to_owned()),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_replicas_on_one_database_serve_each_other_s_follow_ups() {
+    let cluster = tokio::task::spawn_blocking(PgCluster::start)
+        .await
+        .expect("cluster");
+    let url = cluster.fresh_database().await;
+    let a = Gateway::start_with_env(&config(), &[(URL_VAR, &url)]);
+    let b = Gateway::start_with_env(&config(), &[(URL_VAR, &url)]);
+    for gw in [&a, &b] {
+        let health = gw.wait_catalogs().await;
+        assert_eq!(health["store"], "postgres", "{health}");
+        assert!(!gw.stderr().contains(&url), "the database URL was logged");
+    }
+
+    // One token, issued once, opens both replicas.
+    let (ok, token, err) = cli(&a, &url, &["token", "create", "ci"]);
+    assert!(ok, "{err}");
+    let token = token.trim().to_owned();
+    let on_a = client(&a, &token).await;
+    let on_b = client(&b, &token).await;
+
+    // Stashed on A, paged through B by the same caller.
+    let (notice, err) = call(
+        &on_a,
+        "call_tool",
+        json!({"address": "py.big_text", "args": {"kilobytes": 12}}),
+    )
+    .await;
+    assert!(!err, "{notice}");
+    let id = notice["resultId"].as_str().expect("resultId").to_owned();
+    let total = notice["totalBytes"].as_u64().expect("totalBytes");
+    let (page, err) = call(&on_b, "get_result", json!({"id": id, "offset": 0})).await;
+    assert!(!err, "{page}");
+    assert_eq!(page["totalBytes"].as_u64(), Some(total), "{page}");
+    assert!(!page["text"].as_str().unwrap_or("").is_empty(), "{page}");
+
+    // Asked on B, answered from the command line (any replica's database).
+    let url_b = b.url();
+    let token_b = token.clone();
+    let waiting = tokio::spawn(async move {
+        let c =
+            connect_with(StreamableHttpClientTransportConfig::with_uri(url_b).auth_header(token_b))
+                .await;
+        call(
+            &c,
+            "call_destructive_tool",
+            json!({"address": "demo.create_note", "args": {"title": "from b", "body": "x"}}),
+        )
+        .await
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let question = loop {
+        let (ok, out, err) = cli(&a, &url, &["approvals", "list", "--json"]);
+        assert!(ok, "{err}");
+        if let Some(line) = out.lines().next() {
+            break serde_json::from_str::<Value>(line).expect("JSON");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no question reached the database"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let qid = question["id"].as_str().expect("id").to_owned();
+    let (ok, _, err) = cli(&a, &url, &["approvals", "approve", &qid]);
+    assert!(ok, "{err}");
+    let (v, err) = waiting.await.expect("join");
+    assert!(!err, "{v}");
+    assert_eq!(v["title"], "from b", "{v}");
+
+    // One activity log: both replicas' calls, under the token's name.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (ok, out, err) = cli(&a, &url, &["activity", "tail", "--json", "-n", "100"]);
+        assert!(ok, "{err}");
+        let events: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("JSON line"))
+            .collect();
+        let tools: Vec<&str> = events
+            .iter()
+            .filter(|e| e["actor"]["kind"] == "token")
+            .filter_map(|e| e["toolName"].as_str())
+            .collect();
+        if tools.contains(&"big_text") && tools.contains(&"create_note") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "events missing: {tools:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
