@@ -52,27 +52,6 @@ fn claims(issuer: &HttpPeer, extra: Value) -> Value {
     c
 }
 
-/// (status, WWW-Authenticate, body) of a ping with this token.
-async fn ping(gw: &Gateway, token: Option<&str>) -> (u16, String, String) {
-    let mut req = reqwest::Client::new()
-        .post(gw.url())
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2025-06-18")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
-    if let Some(t) = token {
-        req = req.bearer_auth(t);
-    }
-    let r = req.send().await.expect("answered");
-    let status = r.status().as_u16();
-    let challenge = r
-        .headers()
-        .get("www-authenticate")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    (status, challenge, r.text().await.expect("body"))
-}
-
 fn config(issuer_url: &str, scopes: &str) -> String {
     format!(
         "[server]\npublic_url = \"{PUBLIC_URL}\"\n\n[auth.oauth]\nissuer = \"{issuer_url}\"\nrequired_scopes = [{scopes}]\n\n{}",
@@ -99,7 +78,7 @@ async fn a_token_from_the_issuer_opens_mcp_and_every_bad_one_is_refused_with_its
     let metadata_url = format!("{PUBLIC_URL}/.well-known/oauth-protected-resource/mcp");
 
     // No token: the challenge points to the metadata, which is served.
-    let (status, challenge, _) = ping(&gw, None).await;
+    let (status, challenge, _) = ping_with_token(&gw, None).await;
     assert_eq!(status, 401);
     assert!(
         challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")),
@@ -122,13 +101,13 @@ async fn a_token_from_the_issuer_opens_mcp_and_every_bad_one_is_refused_with_its
 
     // RS256 and ES256 tokens from the issuer work; the subject is the actor.
     let rsa = mint(&issuer, json!({"claims": claims(&issuer, json!({}))})).await;
-    assert_eq!(ping(&gw, Some(&rsa)).await.0, 200);
+    assert_eq!(ping_with_token(&gw, Some(&rsa)).await.0, 200);
     let ec = mint(
         &issuer,
         json!({"claims": claims(&issuer, json!({"sub": "bob"})), "key": "ec"}),
     )
     .await;
-    assert_eq!(ping(&gw, Some(&ec)).await.0, 200);
+    assert_eq!(ping_with_token(&gw, Some(&ec)).await.0, 200);
     let client = connect_with(
         StreamableHttpClientTransportConfig::with_uri(gw.url()).auth_header(rsa.clone()),
     )
@@ -182,7 +161,7 @@ async fn a_token_from_the_issuer_opens_mcp_and_every_bad_one_is_refused_with_its
     ];
     for (body, says) in bad {
         let token = mint(&issuer, body.clone()).await;
-        let (status, challenge, text) = ping(&gw, Some(&token)).await;
+        let (status, challenge, text) = ping_with_token(&gw, Some(&token)).await;
         assert_eq!(status, 401, "{body}: {text}");
         assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
         assert!(challenge.contains(says), "{says}: {challenge}");
@@ -194,7 +173,7 @@ async fn a_token_from_the_issuer_opens_mcp_and_every_bad_one_is_refused_with_its
         let payload = base64_url(claims(&issuer, json!({})).to_string().as_bytes());
         format!("{header}.{payload}.c2lnbmF0dXJl")
     };
-    let (status, challenge, _) = ping(&gw, Some(&hmac)).await;
+    let (status, challenge, _) = ping_with_token(&gw, Some(&hmac)).await;
     assert_eq!(status, 401);
     assert!(challenge.contains("algorithm"), "{challenge}");
 
@@ -204,7 +183,7 @@ async fn a_token_from_the_issuer_opens_mcp_and_every_bad_one_is_refused_with_its
         json!({"claims": claims(&issuer, json!({"scope": "tools"}))}),
     )
     .await;
-    let (status, challenge, _) = ping(&gw, Some(&narrow)).await;
+    let (status, challenge, _) = ping_with_token(&gw, Some(&narrow)).await;
     assert_eq!(status, 403);
     assert!(
         challenge.contains("error=\"insufficient_scope\"") && challenge.contains("scope=\"mcp\""),

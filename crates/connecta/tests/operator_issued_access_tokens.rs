@@ -41,27 +41,6 @@ fn create(gw: &Gateway, args: &[&str]) -> String {
     token
 }
 
-/// POST a ping with this bearer token: (status, WWW-Authenticate, body).
-async fn ping(gw: &Gateway, token: Option<&str>) -> (u16, String, String) {
-    let mut req = reqwest::Client::new()
-        .post(gw.url())
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2025-06-18")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
-    if let Some(t) = token {
-        req = req.bearer_auth(t);
-    }
-    let r = req.send().await.expect("answered");
-    let status = r.status().as_u16();
-    let challenge = r
-        .headers()
-        .get("www-authenticate")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    (status, challenge, r.text().await.expect("body"))
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn an_issued_token_opens_mcp_names_its_caller_and_stops_working_when_revoked() {
     let gw = Gateway::start_raw(&format!("[auth]\nopen = false\n\n{}", demo_connector()));
@@ -71,10 +50,10 @@ async fn an_issued_token_opens_mcp_names_its_caller_and_stops_working_when_revok
         "{}",
         gw.stderr()
     );
-    assert_eq!(ping(&gw, None).await.0, 401);
+    assert_eq!(ping_with_token(&gw, None).await.0, 401);
 
     let token = create(&gw, &["ci-bot", "--expires-in", "30d"]);
-    assert_eq!(ping(&gw, Some(&token)).await.0, 200);
+    assert_eq!(ping_with_token(&gw, Some(&token)).await.0, 200);
 
     // A real MCP client with the token; its call is recorded as the token's.
     let client = connect_with(
@@ -134,7 +113,7 @@ async fn an_issued_token_opens_mcp_names_its_caller_and_stops_working_when_revok
     assert!(ok && out.contains("revoked token `ci-bot`"), "{out}");
     let deadline = Instant::now() + Duration::from_secs(10);
     let (challenge, body) = loop {
-        let (status, challenge, body) = ping(&gw, Some(&token)).await;
+        let (status, challenge, body) = ping_with_token(&gw, Some(&token)).await;
         if status == 401 {
             break (challenge, body);
         }
@@ -152,8 +131,8 @@ async fn an_issued_token_opens_mcp_names_its_caller_and_stops_working_when_revok
     // The name is free again, for a new token and a different caller.
     let second = create(&gw, &["ci-bot"]);
     assert_ne!(second, token);
-    assert_eq!(ping(&gw, Some(&second)).await.0, 200);
-    assert_eq!(ping(&gw, Some(&token)).await.0, 401);
+    assert_eq!(ping_with_token(&gw, Some(&second)).await.0, 200);
+    assert_eq!(ping_with_token(&gw, Some(&token)).await.0, 401);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -168,16 +147,16 @@ async fn an_expired_token_is_refused_clearly_and_bad_input_creates_nothing() {
     let short = create(&gw, &["short-lived", "--expires-in", "1s"]);
     let long = create(&gw, &["long-lived", "--expires-in", "1h"]);
     tokio::time::sleep(Duration::from_millis(1_500)).await;
-    let (status, challenge, body) = ping(&gw, Some(&short)).await;
+    let (status, challenge, body) = ping_with_token(&gw, Some(&short)).await;
     assert_eq!(status, 401, "{body}");
     assert!(challenge.contains("expired"), "{challenge}");
     assert!(body.contains("expired"), "{body}");
     // Static tokens and issued ones work side by side.
-    assert_eq!(ping(&gw, Some(&long)).await.0, 200);
-    assert_eq!(ping(&gw, Some(STATIC)).await.0, 200);
+    assert_eq!(ping_with_token(&gw, Some(&long)).await.0, 200);
+    assert_eq!(ping_with_token(&gw, Some(STATIC)).await.0, 200);
     // An unknown token of the issued shape is just not valid.
     let (status, challenge, _) =
-        ping(&gw, Some("cnt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")).await;
+        ping_with_token(&gw, Some("cnt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")).await;
     assert_eq!(status, 401);
     assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
     let (_, out, _) = token_cli(&gw, &["list"]);

@@ -404,6 +404,27 @@ pub async fn abandon_tool_call(url: &str, name: &str, arguments: Value, after: D
     assert!(r.is_err(), "the request should have been abandoned");
 }
 
+/// POST a ping with this bearer token: (status, WWW-Authenticate, body).
+pub async fn ping_with_token(gw: &Gateway, token: Option<&str>) -> (u16, String, String) {
+    let mut req = reqwest::Client::new()
+        .post(gw.url())
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let r = req.send().await.expect("answered");
+    let status = r.status().as_u16();
+    let challenge = r
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    (status, challenge, r.text().await.expect("body"))
+}
+
 /// Run a program through `execute_code`; returns (structured value, is_error).
 pub async fn program(client: &Client, code: &str) -> (Value, bool) {
     call(client, "execute_code", serde_json::json!({ "code": code })).await
