@@ -205,3 +205,46 @@ fn check_locates_a_store_url_that_is_not_postgres() {
     );
     assert!(!err.contains("mysql://root"), "the URL was echoed: {err}");
 }
+
+#[test]
+fn check_reports_every_problem_of_a_connector_in_one_pass() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        r#"[[connector]]
+id = "Bad Id"
+command = "x"
+timeout_ms = 0
+
+[[connector]]
+id = "api1"
+kind = "api"
+base_url = "ftp://x"
+[[connector.tool]]
+name = "t"
+method = "FETCH"
+path = "noslash"
+read_only = true
+"#,
+    )
+    .expect("write");
+    let (status, out, err) = run(
+        Command::new(bin()).args(["check", "--config"]).arg(&path),
+        Duration::from_secs(30),
+    );
+    assert!(!status.success(), "stdout: {out}");
+    let p = path.display().to_string();
+    for expected in [
+        ":2:6: connector id \"Bad Id\" must be",
+        ":4:14: timeout_ms must be greater than 0",
+        ":9:12: base_url must be an http(s) URL",
+        ":10:1: a [[connector.tool]] needs `description`",
+        ":10:1: a [[connector.tool]] needs `input_schema`",
+        ":12:10: method \"FETCH\" must be GET",
+        ":13:8: path must start with /",
+    ] {
+        assert!(err.contains(&format!("{p}{expected}")), "{expected}\n{err}");
+    }
+    assert!(err.contains("7 problems found"), "{err}");
+}

@@ -588,7 +588,10 @@ fn lower_connector(
         sink.at(span, "a [[connector]] needs an `id`");
         return None;
     };
-    if !is_valid_connector_id(id.get_ref()) {
+    // A bad id or kind is reported, and the rest of the connector is still
+    // checked, so one `check` shows every problem in it.
+    let id_ok = is_valid_connector_id(id.get_ref());
+    if !id_ok {
         sink.at(
             id.span(),
             format!(
@@ -596,7 +599,6 @@ fn lower_connector(
                 crate::error::clamp_text(id.get_ref(), 80)
             ),
         );
-        return None;
     }
     let id_s = id.get_ref().clone();
     if raw.enabled == Some(false) {
@@ -608,23 +610,22 @@ fn lower_connector(
         .map(|k| k.get_ref().as_str())
         .unwrap_or("mcp");
     let kind = match kind_name {
-        "mcp" => lower_mcp(&raw, &id_s, span.clone(), sink)?,
-        "api" => lower_api(&raw, &id_s, span.clone(), sink)?,
+        "mcp" => lower_mcp(&raw, &id_s, span.clone(), sink),
+        "api" => lower_api(&raw, &id_s, span.clone(), sink),
         other => {
             let s = raw.kind.as_ref().map_or(span.clone(), Spanned::span);
             sink.at(
                 s,
                 format!("connector kind \"{other}\" must be \"mcp\" or \"api\""),
             );
-            return None;
+            None
         }
     };
+    let is_api = kind_name == "api";
     let raw_overrides = raw.overrides.unwrap_or_default();
     // An api tool's classification is declared with it (`read_only`), never
     // inferred: a second place to change it would be a second truth.
-    if matches!(kind, ConnectorKind::Api(_))
-        && let Some(first) = raw_overrides.values().next()
-    {
+    if is_api && let Some(first) = raw_overrides.values().next() {
         sink.at(
             first.span(),
             format!(
@@ -634,7 +635,7 @@ fn lower_connector(
     }
     let overrides: BTreeMap<String, AnnotationOverride> = raw_overrides
         .into_iter()
-        .filter(|_| !matches!(kind, ConnectorKind::Api(_)))
+        .filter(|_| !is_api)
         .map(|(name, o)| {
             let o = o.into_inner();
             (
@@ -688,24 +689,33 @@ fn lower_connector(
         .credential
         .as_ref()
         .and_then(|c| lower_credential(c, sink));
-    if let (Some(slot), Some(c)) = (&credential, &raw.credential) {
-        check_credential_fits(&kind, slot, c.span(), sink);
+    if let (Some(kind), Some(slot), Some(c)) = (&kind, &credential, &raw.credential) {
+        check_credential_fits(kind, slot, c.span(), sink);
     }
+    let timeout = Duration::from_millis(
+        raw.timeout_ms
+            .as_ref()
+            .and_then(|t| positive(t, "timeout_ms", sink))
+            .unwrap_or(limits.call_timeout.as_millis() as u64),
+    );
+    let result_cap_bytes = raw
+        .result_cap_bytes
+        .as_ref()
+        .and_then(|t| positive(t, "result_cap_bytes", sink))
+        .map_or(limits.result_cap_bytes, |v| v as usize);
+    let max_concurrency = raw
+        .max_concurrency
+        .as_ref()
+        .and_then(|m| positive(m, "max_concurrency", sink))
+        .map(|m| m as usize);
+    let approval = raw.approval.as_ref().and_then(|p| approval_policy(p, sink));
+    let kind = kind.filter(|_| id_ok)?;
     Some(ConnectorConfig {
         id: id_s,
         description: raw.description,
         kind,
-        timeout: Duration::from_millis(
-            raw.timeout_ms
-                .as_ref()
-                .and_then(|t| positive(t, "timeout_ms", sink))
-                .unwrap_or(limits.call_timeout.as_millis() as u64),
-        ),
-        result_cap_bytes: raw
-            .result_cap_bytes
-            .as_ref()
-            .and_then(|t| positive(t, "result_cap_bytes", sink))
-            .map_or(limits.result_cap_bytes, |v| v as usize),
+        timeout,
+        result_cap_bytes,
         catalog_ttl: Duration::from_secs(raw.catalog_ttl_secs.unwrap_or(d::CATALOG_TTL_SECS)),
         catalog_stale: Duration::from_secs(raw.catalog_stale_secs.unwrap_or(d::CATALOG_STALE_SECS)),
         include_tools: raw.include_tools.unwrap_or_default(),
@@ -713,13 +723,9 @@ fn lower_connector(
         overrides,
         guide,
         search_terms,
-        max_concurrency: raw
-            .max_concurrency
-            .as_ref()
-            .and_then(|m| positive(m, "max_concurrency", sink))
-            .map(|m| m as usize),
+        max_concurrency,
         rate_limit,
-        approval: raw.approval.as_ref().and_then(|p| approval_policy(p, sink)),
+        approval,
         credential,
     })
 }
@@ -1135,14 +1141,14 @@ fn lower_api(
         return None;
     };
     let base_url = base.get_ref().trim_end_matches('/').to_owned();
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://"))
-        || base_url.contains(['?', '#'])
-    {
+    // A bad base_url is reported and the tools are still checked.
+    let base_ok = (base_url.starts_with("http://") || base_url.starts_with("https://"))
+        && !base_url.contains(['?', '#']);
+    if !base_ok {
         sink.at(
             base.span(),
             "base_url must be an http(s) URL without query or fragment",
         );
-        return None;
     }
     let mut tools = Vec::new();
     let mut names = HashMap::new();
@@ -1182,20 +1188,23 @@ fn lower_api(
                 .unwrap_or(Value::Object(Default::default())),
         })
     });
-    Some(ConnectorKind::Api(ApiConfig {
+    let headers = headers(&raw.headers, sink);
+    let max_response_bytes = raw
+        .max_response_bytes
+        .as_ref()
+        .and_then(|m| positive(m, "max_response_bytes", sink))
+        .unwrap_or(d::API_MAX_RESPONSE_BYTES) as usize;
+    let max_request_bytes = raw
+        .max_request_bytes
+        .as_ref()
+        .and_then(|m| positive(m, "max_request_bytes", sink))
+        .unwrap_or(d::API_MAX_REQUEST_BYTES) as usize;
+    base_ok.then_some(ConnectorKind::Api(ApiConfig {
         base_url,
         allow_private_network: raw.allow_private_network.unwrap_or(false),
-        headers: headers(&raw.headers, sink),
-        max_response_bytes: raw
-            .max_response_bytes
-            .as_ref()
-            .and_then(|m| positive(m, "max_response_bytes", sink))
-            .unwrap_or(d::API_MAX_RESPONSE_BYTES) as usize,
-        max_request_bytes: raw
-            .max_request_bytes
-            .as_ref()
-            .and_then(|m| positive(m, "max_request_bytes", sink))
-            .unwrap_or(d::API_MAX_REQUEST_BYTES) as usize,
+        headers,
+        max_response_bytes,
+        max_request_bytes,
         tools,
         test,
     }))
@@ -1219,45 +1228,51 @@ fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiToo
     );
     need(raw.path.is_some(), "path", sink);
     need(raw.input_schema.is_some(), "input_schema", sink);
-    if !ok {
-        return None;
-    }
-    let name = raw.name.as_ref()?;
-    let description = raw.description.as_ref()?;
-    if description.get_ref().trim().is_empty() {
-        sink.at(description.span(), "description must not be empty");
-    }
+    // The method and the path are checked even when a key is missing, so
+    // one `check` shows every problem of the tool.
     let method = match raw
         .method
         .as_ref()
         .map(|m| (m.get_ref().to_ascii_uppercase(), m.span()))
     {
-        None => HttpMethod::Get,
+        None => Some(HttpMethod::Get),
         Some((m, s)) => match m.as_str() {
-            "GET" => HttpMethod::Get,
-            "POST" => HttpMethod::Post,
-            "PUT" => HttpMethod::Put,
-            "PATCH" => HttpMethod::Patch,
-            "DELETE" => HttpMethod::Delete,
+            "GET" => Some(HttpMethod::Get),
+            "POST" => Some(HttpMethod::Post),
+            "PUT" => Some(HttpMethod::Put),
+            "PATCH" => Some(HttpMethod::Patch),
+            "DELETE" => Some(HttpMethod::Delete),
             _ => {
                 sink.at(
                     s,
                     format!("method \"{m}\" must be GET, POST, PUT, PATCH or DELETE"),
                 );
-                return None;
+                None
             }
         },
     };
-    let path = raw.path.as_ref()?;
-    if !path.get_ref().starts_with('/') {
-        sink.at(path.span(), "path must start with /");
-        return None;
+    let placeholders = raw.path.as_ref().and_then(|path| {
+        if !path.get_ref().starts_with('/') {
+            sink.at(path.span(), "path must start with /");
+            return None;
+        }
+        let found = placeholders(path.get_ref());
+        if found.is_none() {
+            sink.at(path.span(), "path has an unbalanced {placeholder}");
+        }
+        found
+    });
+    if let Some(description) = &raw.description
+        && description.get_ref().trim().is_empty()
+    {
+        sink.at(description.span(), "description must not be empty");
     }
-    let placeholders = placeholders(path.get_ref());
-    let Some(placeholders) = placeholders else {
-        sink.at(path.span(), "path has an unbalanced {placeholder}");
+    let (true, Some(method), Some(placeholders)) = (ok, method, placeholders) else {
         return None;
     };
+    let name = raw.name.as_ref()?;
+    let description = raw.description.as_ref()?;
+    let path = raw.path.as_ref()?;
     let schema_t = raw.input_schema.as_ref()?;
     let input_schema = toml_to_json(schema_t.get_ref());
     if !input_schema.is_object() {
