@@ -23,13 +23,21 @@ data_dir = "data"                # the SQLite store lives here
 # An open endpoint needs no token. It is refused on a non-loopback listen.
 open = true
 # bearer_tokens = ["${CONNECTA_TOKEN}"]          # static tokens (at least 16 characters)
+# Or issue named, revocable tokens: connecta token create NAME
+# [auth.oauth]                                     # JWT access tokens from an OAuth 2.1 server
+# issuer = "https://auth.example.com"
 
 # [limits]
 # call_timeout_ms = 15000        # per downstream call (call_tool may ask for up to max_call_timeout_ms)
 # result_cap_bytes = 50000       # larger call_tool results are stashed and paged with get_result
 
 # [approvals]
-# policy = "host"                # host: the MCP client asks its human; never: refuse every destructive call
+# policy = "host"                # host: the MCP client asks its human; ask: connecta asks one
+#                                #   (connecta approvals approve ID); never: refuse every destructive call
+# timeout_ms = 120000            # ask: how long a question waits for an answer
+
+# [store]
+# url = "${CONNECTA_DATABASE_URL}"   # PostgreSQL for several replicas (default: SQLite in data_dir)
 
 # [vault]
 # key_file = "vault.key"         # under data_dir; used when CONNECTA_VAULT_KEY is not set
