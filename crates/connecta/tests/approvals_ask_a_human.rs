@@ -342,3 +342,47 @@ fn a_stdio_client_that_can_answer_is_asked_by_elicitation() {
         "{decided:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_whose_gateway_died_is_closed_without_its_payload() {
+    let mut first = Gateway::start(&ask_config(1_000));
+    first.wait_catalogs().await;
+    let _call = create_note(&first, "orphaned");
+    let asked = wait_for_question(&first).await;
+    let id = asked["id"].as_str().expect("id").to_owned();
+    // The asker dies before the question expires: nobody settles it.
+    let _ = first.child.kill();
+    let _ = first.child.wait();
+    tokio::time::sleep(Duration::from_millis(11_500)).await;
+    let data = first.data_dir();
+    let second = Gateway::start(&format!(
+        "[server]\ndata_dir = {}\n\n{}",
+        q(&data.display().to_string()),
+        ask_config(1_000)
+    ));
+    second.wait_catalogs().await;
+    // The next gateway closes it as it starts.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let closed = loop {
+        let history = questions(&second, true);
+        if let Some(found) = history
+            .iter()
+            .find(|h| h["id"] == id.as_str() && h["status"] != "pending")
+        {
+            break found.clone();
+        }
+        assert!(Instant::now() < deadline, "still open: {history:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(closed["status"], "unavailable", "{closed}");
+    assert_eq!(closed["reason"], Value::Null, "{closed}");
+    assert_eq!(closed["args"], Value::Null, "{closed}");
+    let events = approval_events(&second);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["approval"]["id"] == id.as_str()
+                && e["approval"]["decision"] == "unavailable"),
+        "{events:?}"
+    );
+}

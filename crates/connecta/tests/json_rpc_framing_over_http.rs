@@ -66,6 +66,19 @@ async fn a_body_that_is_not_a_json_rpc_message_is_a_400_json_rpc_error() {
     assert_eq!(v["error"]["code"], -32600, "{v}");
     assert_eq!(v["id"], 5);
 
+    // Messages rmcp cannot read for want of a valid id or params shape are
+    // invalid requests too, never a plain-text 415.
+    for body in [
+        r#"{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}"#,
+        r#"{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}"#,
+        r#"{"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": [1]}"#,
+    ] {
+        let (status, ct, text) = post_raw(&gw, body, &[V0618]).await;
+        assert_eq!(status, 400, "{body}: {text}");
+        assert_eq!(ct.as_deref(), Some("application/json"), "{body}");
+        assert_eq!(json_of(&text)["error"]["code"], -32600, "{body}: {text}");
+    }
+
     // A well-formed message is untouched, unknown method included.
     let (status, _, text) = post_raw(
         &gw,
@@ -122,6 +135,28 @@ async fn a_batch_is_answered_in_order_under_2025_03_26_and_without_a_version() {
     .await;
     assert_eq!(status, 202, "{text}");
     assert!(text.is_empty(), "{text}");
+
+    // initialize may not be batched; a response element gets its own error.
+    let (status, _, text) = post_raw(
+        &gw,
+        r#"[{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+              "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "id": 9, "result": {}},
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"}]"#,
+        &[V0326],
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let v = json_of(&text);
+    let answers = v.as_array().expect("array");
+    assert_eq!(answers.len(), 3, "{v}");
+    assert_eq!(answers[0]["id"], 1);
+    assert_eq!(answers[0]["error"]["code"], -32600, "{v}");
+    assert!(
+        answers[1]["error"].is_object() && answers[1].get("id").is_some(),
+        "{v}"
+    );
+    assert_eq!(answers[2], json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
 
     let (status, _, text) = post_raw(&gw, "[]", &[V0326]).await;
     assert_eq!(status, 400, "{text}");
@@ -246,9 +281,14 @@ async fn a_client_that_reads_only_one_answer_form_gets_that_form() {
         json_of(data[0]),
         json!({"jsonrpc": "2.0", "id": 3, "result": {}})
     );
-    // Neither form: 406, as before.
-    assert_eq!(
-        send(Some("text/html")).await.expect("answered").status(),
-        406
-    );
+    // Neither form (a q=0 range refuses its type): 406, saying what would do.
+    for accept in ["text/html", "application/json;q=0"] {
+        let r = send(Some(accept)).await.expect("answered");
+        assert_eq!(r.status(), 406, "{accept}");
+        let text = r.text().await.expect("body");
+        assert!(
+            text.contains("application/json or text/event-stream"),
+            "{text}"
+        );
+    }
 }

@@ -177,6 +177,22 @@ async fn a_token_from_the_issuer_opens_mcp_and_every_bad_one_is_refused_with_its
     assert_eq!(status, 401);
     assert!(challenge.contains("algorithm"), "{challenge}");
 
+    // An empty subject names nobody: client_id stands in, or it is refused.
+    let by_client = mint(
+        &issuer,
+        json!({"claims": claims(&issuer, json!({"sub": "", "client_id": "robot"}))}),
+    )
+    .await;
+    assert_eq!(ping_with_token(&gw, Some(&by_client)).await.0, 200);
+    let nobody = mint(
+        &issuer,
+        json!({"claims": claims(&issuer, json!({"sub": " "}))}),
+    )
+    .await;
+    let (status, challenge, _) = ping_with_token(&gw, Some(&nobody)).await;
+    assert_eq!(status, 401);
+    assert!(challenge.contains("names no caller"), "{challenge}");
+
     // A valid token without the required scope is 403.
     let narrow = mint(
         &issuer,
@@ -231,6 +247,26 @@ async fn an_unreachable_issuer_fails_closed_and_no_oauth_means_no_metadata() {
         .expect("answered");
     assert_eq!(r.status(), 503);
     assert!(r.headers().get("retry-after").is_some());
+
+    // Without a public_url, the resource names the port actually bound.
+    let derived = Gateway::start_raw(&format!(
+        "[auth.oauth]\nissuer = \"https://idp.example\"\n\n{}",
+        demo_connector()
+    ));
+    let m: Value = reqwest::get(format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        derived.base()
+    ))
+    .await
+    .expect("metadata")
+    .json()
+    .await
+    .expect("JSON");
+    assert_eq!(
+        m["resource"],
+        format!("http://localhost:{}/mcp", derived.port),
+        "{m}"
+    );
 
     let plain = Gateway::start(&demo_connector());
     let r = reqwest::get(format!(

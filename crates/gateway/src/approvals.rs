@@ -228,6 +228,46 @@ impl Gateway {
     }
 }
 
+/// How long past its expiry a question may stay pending before any
+/// gateway closes it: the one waiting on it settles it at expiry, so a
+/// question still pending after this lost its asker (a crash).
+pub(crate) const ABANDONED_AFTER: Duration = Duration::from_secs(10);
+
+impl Gateway {
+    /// Closes questions whose asker is gone as `unavailable`, clearing their
+    /// reason and arguments, and records the decision that was never made.
+    pub(crate) async fn close_abandoned_approvals(&self, now: i64) {
+        let before = now.saturating_sub(ABANDONED_AFTER.as_millis() as i64);
+        let by = "gateway (the asker stopped before the question expired)";
+        let closed = match self.store.approval_close_expired(before, by, now).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::warn!("could not close abandoned approval questions: {e}");
+                return;
+            }
+        };
+        for row in closed {
+            tracing::info!(approval = %row.id, connector = %row.connector_id, tool = %row.tool_name, "closed an abandoned approval question as unavailable");
+            self.activity.record(ActivityEvent::approval(
+                uuid::Uuid::now_v7().to_string(),
+                now,
+                &row.id,
+                &row.actor,
+                ApprovalRecord {
+                    connector_id: &row.connector_id,
+                    tool_name: &row.tool_name,
+                    duration_ms: now.saturating_sub(row.created_at_ms).max(0) as u64,
+                    note: ApprovalNote {
+                        id: row.id.clone(),
+                        decision: Some(ApprovalDecision::Unavailable),
+                        decided_by: Some(by.to_owned()),
+                    },
+                },
+            ));
+        }
+    }
+}
+
 fn new_id() -> String {
     let mut bytes = [0u8; 8];
     rand::rng().fill(&mut bytes);

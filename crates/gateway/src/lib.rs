@@ -247,6 +247,7 @@ impl Gateway {
         if let Err(e) = self.store.activity_purge_before(cutoff).await {
             tracing::warn!(error = %e, "activity retention purge failed");
         }
+        self.close_abandoned_approvals(now).await;
         // Decided approval questions keep no reason or arguments; their
         // history lives as long as the activity it pairs with.
         if let Err(e) = self.store.approval_purge_before(cutoff).await {

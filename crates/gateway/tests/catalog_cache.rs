@@ -433,6 +433,16 @@ impl Store for GatedStore {
             .approval_decide(id, decision, decided_by, now_ms, only_unexpired)
             .await
     }
+    async fn approval_close_expired(
+        &self,
+        before_ms: i64,
+        decided_by: &str,
+        now_ms: i64,
+    ) -> Result<Vec<ApprovalRow>, StoreError> {
+        self.inner
+            .approval_close_expired(before_ms, decided_by, now_ms)
+            .await
+    }
     async fn approval_purge_before(&self, before_ms: i64) -> Result<u64, StoreError> {
         self.inner.approval_purge_before(before_ms).await
     }

@@ -80,6 +80,13 @@ fn check_name(name: &str) -> Result<(), String> {
             "token name {name:?} is not valid: use 1 to 64 letters, digits, `.`, `_` or `-`"
         ));
     }
+    // `tok_…` is an id's shape: `revoke` takes a name or an id, and the two
+    // must never be confused.
+    if name.starts_with("tok_") {
+        return Err(format!(
+            "token name {name:?} is not valid: names starting with `tok_` are kept for token ids"
+        ));
+    }
     Ok(())
 }
 
@@ -207,7 +214,14 @@ mod tests {
 
     #[test]
     fn names_are_short_and_plain_and_expiry_is_in_the_future() {
-        for bad in ["", "two words", "ünïcode", "a/b", &"x".repeat(65)] {
+        for bad in [
+            "",
+            "two words",
+            "ünïcode",
+            "a/b",
+            "tok_1662ef81",
+            &"x".repeat(65),
+        ] {
             assert!(issue(bad, 0, None).is_err(), "{bad:?}");
         }
         for good in ["ci", "claude.desktop", "team_a-1", &"x".repeat(64)] {

@@ -92,8 +92,11 @@ where
     let mut request = request;
     let accepts = Accepts::of(request.headers());
     if !(accepts.json || accepts.sse) {
-        // rmcp's 406 stands: nothing we answer could be read.
-        return forward(inner, request).await;
+        // Nothing we answer could be read.
+        return plain(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: the client must accept application/json or text/event-stream".into(),
+        );
     }
     // One of the two is enough: rmcp insists on both, but an answer here
     // is one JSON message, which either form carries.
@@ -171,12 +174,18 @@ impl Accepts {
             };
         }
         for range in values.iter().flat_map(|v| v.split(',')) {
-            let media = range
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
+            let mut params = range.split(';');
+            let media = params.next().unwrap_or("").trim().to_ascii_lowercase();
+            // `q=0` means "not acceptable" (RFC 9110 §12.4.2).
+            let refused = params.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            if refused {
+                continue;
+            }
             match media.as_str() {
                 "*/*" => {
                     a.json = true;
@@ -237,33 +246,17 @@ where
     }
 }
 
-/// A 415 from rmcp on a JSON content type means the body is not a JSON-RPC
-/// message: the JSON-RPC error for it, or `None` when the body reads as one
-/// (the 415 was about something else and stands).
+/// A 415 from rmcp on a JSON content type means the body is not a
+/// JSON-RPC message it can read: the JSON-RPC error for it.
 fn unreadable(bytes: &[u8]) -> Option<Response<Body>> {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => return Some(parse_error(&e)),
     };
-    if is_message(&value) {
-        return None;
-    }
     Some(invalid_request(
         id_of(&value),
-        "the body is not a JSON-RPC 2.0 message (it needs \"jsonrpc\": \"2.0\" and a method, or a result or error with an id)",
+        "the body is not a JSON-RPC 2.0 message (it needs \"jsonrpc\": \"2.0\", a string or integer id, a method and object or array params; or a result or error with an id)",
     ))
-}
-
-/// Whether `value` has the shape of a JSON-RPC 2.0 request, notification or
-/// response (rmcp then decides whether it knows the method).
-fn is_message(value: &Value) -> bool {
-    let Some(obj) = value.as_object() else {
-        return false;
-    };
-    obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
-        && (obj.get("method").is_some_and(Value::is_string)
-            || (obj.contains_key("id")
-                && (obj.contains_key("result") || obj.contains_key("error"))))
 }
 
 /// The message's `id` when it is one JSON-RPC allows, else `null`.
@@ -307,7 +300,15 @@ where
             let request = element_request(&parts, element.get());
             let inner = inner.clone();
             let text = element.get();
-            async move { element_answer(forward(inner, request).await, text).await }
+            async move {
+                if let Some(id) = initialize_id(text) {
+                    // MCP: initialize must not be part of a batch.
+                    let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600,
+                        "message": "Invalid Request: initialize must not be part of a JSON-RPC batch"}});
+                    return Ok(Some(error));
+                }
+                element_answer(forward(inner, request).await, text).await
+            }
         })
         .collect();
     let answers: Vec<Result<Option<Value>, Response<Body>>> = futures::stream::iter(pending)
@@ -374,10 +375,35 @@ async fn element_answer(
         let value = body_json(error).await;
         return Ok(value);
     }
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if status == StatusCode::BAD_REQUEST && is_json {
+        // A JSON-RPC error about this element (a response posted to a
+        // stateless server, say): its place in the array, id or not.
+        let mut error = body_json(response).await;
+        if let Some(Value::Object(e)) = &mut error {
+            e.entry("id").or_insert(Value::Null);
+        }
+        return Ok(error);
+    }
     if status != StatusCode::OK {
         return Err(response);
     }
     Ok(body_json(response).await)
+}
+
+/// The id of an `initialize` request, when `text` is one.
+fn initialize_id(text: &str) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct Peek {
+        method: Option<String>,
+        id: Option<Value>,
+    }
+    let peek: Peek = serde_json::from_str(text).ok()?;
+    (peek.method.as_deref() == Some("initialize")).then(|| peek.id.unwrap_or(Value::Null))
 }
 
 async fn body_json(response: Response<Body>) -> Option<Value> {
@@ -435,26 +461,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_json_rpc_shapes_are_messages() {
-        assert!(is_message(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})
-        ));
-        assert!(is_message(
-            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        ));
-        assert!(is_message(
-            &json!({"jsonrpc": "2.0", "id": 1, "result": {}})
-        ));
-        assert!(!is_message(&json!({"foo": 1})));
-        assert!(!is_message(&json!({"id": 1, "method": "ping"})));
-        assert!(!is_message(
-            &json!({"jsonrpc": "1.0", "id": 1, "method": "ping"})
-        ));
-        assert!(!is_message(&json!({"jsonrpc": "2.0", "method": 7})));
-        assert!(!is_message(&json!("ping")));
-    }
-
-    #[test]
     fn an_error_echoes_only_an_id_json_rpc_allows() {
         assert_eq!(id_of(&json!({"id": 5})), json!(5));
         assert_eq!(id_of(&json!({"id": "a"})), json!("a"));
@@ -481,6 +487,10 @@ mod tests {
         assert_eq!(of(Some("Application/JSON;q=0.9")), (true, false));
         assert_eq!(of(Some("text/event-stream")), (false, true));
         assert_eq!(of(Some("text/html, image/png")), (false, false));
+        assert_eq!(
+            of(Some("application/json;q=0, text/event-stream")),
+            (false, true)
+        );
     }
 
     #[test]

@@ -133,7 +133,7 @@ impl OAuthVerifier {
                 K::ImmatureSignature => "the token is not valid yet",
                 K::InvalidIssuer => "the token was issued by another issuer",
                 K::InvalidAudience => "the token is for another audience",
-                K::MissingRequiredClaim(_) => "the token lacks exp, iss or aud",
+                K::MissingRequiredClaim(_) => "the token lacks a valid exp, iss or aud",
                 K::InvalidSignature => "the token's signature does not verify",
                 _ => "the token is not valid",
             })
@@ -157,11 +157,12 @@ impl OAuthVerifier {
                 self.config.required_scopes.join(" "),
             ));
         }
-        let who = data
-            .claims
-            .sub
-            .or(data.claims.client_id)
-            .ok_or(Denial::Invalid("the token names no subject (sub)"))?;
+        let named = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+        let who = named(data.claims.sub)
+            .or_else(|| named(data.claims.client_id))
+            .ok_or(Denial::Invalid(
+                "the token names no caller (sub or client_id)",
+            ))?;
         Ok(Actor {
             kind: "oauth".into(),
             id: Some(who),

@@ -214,6 +214,16 @@ pub trait Store: Send + Sync {
         now_ms: i64,
         only_unexpired: bool,
     ) -> Result<Option<ApprovalRow>, StoreError>;
+    /// Closes the questions still pending that expired before `before_ms`
+    /// (their asker is gone: a crash, a lost replica) as `unavailable`,
+    /// decided by `decided_by`, clearing their reason and arguments; returns
+    /// them.
+    async fn approval_close_expired(
+        &self,
+        before_ms: i64,
+        decided_by: &str,
+        now_ms: i64,
+    ) -> Result<Vec<ApprovalRow>, StoreError>;
     /// Deletes decided questions created before `before_ms`.
     async fn approval_purge_before(&self, before_ms: i64) -> Result<u64, StoreError>;
 }

@@ -441,17 +441,29 @@ macro_rules! impl_store {
                 name_or_id: &str,
                 now_ms: i64,
             ) -> Result<Option<AccessTokenRow>, StoreError> {
-                let row = sqlx::query($sql(concat!(
-                    "UPDATE access_token SET revoked_at_ms = ?
-                     WHERE revoked_at_ms IS NULL AND (name = ? OR id = ?) RETURNING ",
-                    token_columns!()
-                )))
-                .bind(now_ms)
-                .bind(name_or_id)
-                .bind(name_or_id)
-                .fetch_optional(&self.pool)
-                .await?;
-                row.as_ref().map(token_from_row).transpose()
+                // An id first (unique forever), then a name: never both.
+                for by in [
+                    $sql(concat!(
+                        "UPDATE access_token SET revoked_at_ms = ?
+                         WHERE revoked_at_ms IS NULL AND id = ? RETURNING ",
+                        token_columns!()
+                    )),
+                    $sql(concat!(
+                        "UPDATE access_token SET revoked_at_ms = ?
+                         WHERE revoked_at_ms IS NULL AND name = ? RETURNING ",
+                        token_columns!()
+                    )),
+                ] {
+                    let row = sqlx::query(by)
+                        .bind(now_ms)
+                        .bind(name_or_id)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                    if let Some(row) = row {
+                        return token_from_row(&row).map(Some);
+                    }
+                }
+                Ok(None)
             }
 
             async fn approval_insert(&self, a: &ApprovalRow) -> Result<(), StoreError> {
@@ -532,6 +544,26 @@ macro_rules! impl_store {
                 .fetch_optional(&self.pool)
                 .await?;
                 row.as_ref().map(approval_from_row).transpose()
+            }
+
+            async fn approval_close_expired(
+                &self,
+                before_ms: i64,
+                decided_by: &str,
+                now_ms: i64,
+            ) -> Result<Vec<ApprovalRow>, StoreError> {
+                let rows = sqlx::query($sql(concat!(
+                    "UPDATE approval SET status = 'unavailable', decided_by = ?, decided_at_ms = ?,
+                         reason = NULL, args_json = NULL
+                     WHERE status = 'pending' AND expires_at_ms < ? RETURNING ",
+                    approval_columns!()
+                )))
+                .bind(decided_by)
+                .bind(now_ms)
+                .bind(before_ms)
+                .fetch_all(&self.pool)
+                .await?;
+                rows.iter().map(approval_from_row).collect()
             }
 
             async fn approval_purge_before(&self, before_ms: i64) -> Result<u64, StoreError> {

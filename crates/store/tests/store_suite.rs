@@ -334,8 +334,29 @@ async fn access_tokens_are_found_by_digest_and_a_live_name_is_unique(s: Arc<dyn 
         .expect("kept");
     assert_eq!(found.revoked_at_ms, Some(50));
 
+    // An id is matched before a name, and only one token is revoked.
+    s.token_insert(&token("tok_c", "tok_b", 3, 30))
+        .await
+        .expect("a name shaped like an id (the CLI refuses these)");
+    let by_id = s
+        .token_revoke("tok_b", 65)
+        .await
+        .expect("revoke")
+        .expect("one");
+    assert_eq!(by_id.id, "tok_b");
+    assert_eq!(
+        s.token_by_digest(&[3; 32])
+            .await
+            .expect("lookup")
+            .expect("kept")
+            .revoked_at_ms,
+        None,
+        "the token named tok_b was revoked too"
+    );
+    assert!(s.token_revoke("tok_c", 66).await.expect("by id").is_some());
+
     // By id as well; the list is oldest first.
-    assert!(s.token_revoke("tok_b", 70).await.expect("by id").is_some());
+    assert!(s.token_revoke("tok_b", 70).await.expect("by id").is_none());
     let names: Vec<_> = s
         .token_list()
         .await
@@ -345,7 +366,11 @@ async fn access_tokens_are_found_by_digest_and_a_live_name_is_unique(s: Arc<dyn 
         .collect();
     assert_eq!(
         names,
-        vec![("tok_a".into(), Some(50)), ("tok_b".into(), Some(70))]
+        vec![
+            ("tok_a".into(), Some(50)),
+            ("tok_b".into(), Some(65)),
+            ("tok_c".into(), Some(66))
+        ]
     );
 }
 
@@ -424,6 +449,27 @@ async fn an_approval_question_is_decided_once_and_keeps_no_payload(s: Arc<dyn St
     assert!(s.approval_list(true, 10).await.expect("list").is_empty());
     assert_eq!(s.approval_list(false, 10).await.expect("list").len(), 2);
 
+    // A question its asker abandoned is closed, without its payload.
+    s.approval_insert(&question("apr_x", 400))
+        .await
+        .expect("insert");
+    let closed = s
+        .approval_close_expired(2_000, "gateway", 2_500)
+        .await
+        .expect("close");
+    assert_eq!(closed.len(), 1);
+    assert_eq!(closed[0].decision(), Some(ApprovalDecision::Unavailable));
+    assert_eq!(
+        (closed[0].reason.clone(), closed[0].args_json.clone()),
+        (None, None)
+    );
+    assert!(
+        s.approval_close_expired(2_000, "gateway", 2_500)
+            .await
+            .expect("again")
+            .is_empty()
+    );
+
     // Decided questions older than the cutoff go; pending ones stay.
     s.approval_insert(&question("apr_c", 50))
         .await
@@ -436,7 +482,7 @@ async fn an_approval_question_is_decided_once_and_keeps_no_payload(s: Arc<dyn St
         .into_iter()
         .map(|q| q.id)
         .collect();
-    assert_eq!(left, vec!["apr_b", "apr_c"]);
+    assert_eq!(left, vec!["apr_x", "apr_b", "apr_c"], "newest first");
 }
 
 async fn approval_events_keep_their_kind_and_pair_through_the_store(s: Arc<dyn Store>) {

@@ -48,7 +48,22 @@ pub async fn run(
     }
     tracing::info!(config = %loaded.describe(), data = %data_dir.display(), store = store.backend(), connectors = loaded.config.connectors.len(), "starting connecta");
 
-    let listen_addr = loaded.config.server.listen;
+    // Bound before anything starts, so a busy port fails at once and a
+    // derived public URL names the port actually bound (`--listen :0`).
+    let listener = if stdio {
+        None
+    } else {
+        let listen_addr = loaded.config.server.listen;
+        let listener = TcpListener::bind(listen_addr)
+            .await
+            .with_context(|| format!("could not listen on {listen_addr}"))?;
+        let local = listener.local_addr()?;
+        if let Err(e) = loaded.config.listen_on(local) {
+            eprintln!("{}: {e}", loaded.describe());
+            return Ok(ExitCode::FAILURE);
+        }
+        Some((listener, local))
+    };
     let worker = WorkerCommand {
         program: std::env::current_exe()
             .context("could not find this executable for the sandbox workers")?,
@@ -61,15 +76,7 @@ pub async fn run(
     // Each surface drains its own requests within the grace (and stops the
     // ones that outlast it) before it returns; only then are the connectors
     // and sandboxes those requests use stopped.
-    let outcome = if stdio {
-        connecta_server::serve_stdio(gateway.clone(), announced_shutdown())
-            .await
-            .context("stdio session failed")
-    } else {
-        let listener = TcpListener::bind(listen_addr)
-            .await
-            .with_context(|| format!("could not listen on {listen_addr}"))?;
-        let local = listener.local_addr()?;
+    let outcome = if let Some((listener, local)) = listener {
         // One machine-readable line on stdout for launchers and benchmarks,
         // and a human one on stderr.
         println!("{{\"type\":\"ready\",\"port\":{}}}", local.port());
@@ -78,6 +85,10 @@ pub async fn run(
         connecta_server::serve_http(listener, state, announced_shutdown())
             .await
             .context("HTTP server failed")
+    } else {
+        connecta_server::serve_stdio(gateway.clone(), announced_shutdown())
+            .await
+            .context("stdio session failed")
     };
     tracing::info!("stopping connectors");
     tokio::time::timeout(Duration::from_secs(15), gateway.shutdown())
