@@ -8,6 +8,15 @@ use std::time::Duration;
 
 use support::*;
 
+/// Writes `body` to `path` and runs `connecta check` on it.
+fn check_file(path: &std::path::Path, body: &str) -> (std::process::ExitStatus, String, String) {
+    std::fs::write(path, body).expect("write config");
+    run(
+        Command::new(bin()).args(["check", "--config"]).arg(path),
+        Duration::from_secs(30),
+    )
+}
+
 #[test]
 fn check_reports_typo_bad_type_and_missing_env_with_positions() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -123,14 +132,9 @@ fn serve_refuses_listen_flag_that_opens_the_endpoint_off_loopback() {
 fn check_locates_a_duplicate_connector_and_an_out_of_range_retention() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("c.toml");
-    std::fs::write(
+    let (status, out, err) = check_file(
         &path,
         "[activity]\nretention_days = 200000000000\n\n[[connector]]\nid = \"demo\"\ncommand = \"connecta\"\nargs = [\"demo-server\"]\n\n[[connector]]\nid = \"demo\"\ncommand = \"connecta\"\nargs = [\"demo-server\"]\n",
-    )
-    .expect("write");
-    let (status, out, err) = run(
-        Command::new(bin()).args(["check", "--config"]).arg(&path),
-        Duration::from_secs(30),
     );
     assert!(!status.success(), "stdout: {out}");
     let p = path.display().to_string();
@@ -151,25 +155,15 @@ fn check_accepts_the_ask_policy_and_locates_an_out_of_range_approval_timeout() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("c.toml");
     let connector = "[[connector]]\nid = \"demo\"\ncommand = \"connecta\"\nargs = [\"demo-server\"]\napproval = \"ask\"\n";
-    std::fs::write(
+    let (status, out, err) = check_file(
         &path,
-        format!("[approvals]\npolicy = \"ask\"\ntimeout_ms = 30000\n\n{connector}"),
-    )
-    .expect("write");
-    let (status, out, err) = run(
-        Command::new(bin()).args(["check", "--config"]).arg(&path),
-        Duration::from_secs(30),
+        &format!("[approvals]\npolicy = \"ask\"\ntimeout_ms = 30000\n\n{connector}"),
     );
     assert!(status.success(), "stdout: {out}\nstderr: {err}");
     for bad in ["999", "86400001"] {
-        std::fs::write(
+        let (status, out, err) = check_file(
             &path,
-            format!("[approvals]\npolicy = \"ask\"\ntimeout_ms = {bad}\n\n{connector}"),
-        )
-        .expect("write");
-        let (status, out, err) = run(
-            Command::new(bin()).args(["check", "--config"]).arg(&path),
-            Duration::from_secs(30),
+            &format!("[approvals]\npolicy = \"ask\"\ntimeout_ms = {bad}\n\n{connector}"),
         );
         assert!(!status.success(), "{bad}: stdout: {out}");
         assert!(
@@ -186,14 +180,9 @@ fn check_accepts_the_ask_policy_and_locates_an_out_of_range_approval_timeout() {
 fn check_locates_a_store_url_that_is_not_postgres() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("c.toml");
-    std::fs::write(
+    let (status, out, err) = check_file(
         &path,
         "[store]\nurl = \"mysql://root@localhost/x\"\n\n[[connector]]\nid = \"demo\"\ncommand = \"connecta\"\nargs = [\"demo-server\"]\n",
-    )
-    .expect("write");
-    let (status, out, err) = run(
-        Command::new(bin()).args(["check", "--config"]).arg(&path),
-        Duration::from_secs(30),
     );
     assert!(!status.success(), "stdout: {out}");
     assert!(
@@ -210,7 +199,7 @@ fn check_locates_a_store_url_that_is_not_postgres() {
 fn check_reports_every_problem_of_a_connector_in_one_pass() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("c.toml");
-    std::fs::write(
+    let (status, out, err) = check_file(
         &path,
         r#"[[connector]]
 id = "Bad Id"
@@ -227,11 +216,6 @@ method = "FETCH"
 path = "noslash"
 read_only = true
 "#,
-    )
-    .expect("write");
-    let (status, out, err) = run(
-        Command::new(bin()).args(["check", "--config"]).arg(&path),
-        Duration::from_secs(30),
     );
     assert!(!status.success(), "stdout: {out}");
     let p = path.display().to_string();

@@ -11,7 +11,6 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use support::*;
 
@@ -108,28 +107,7 @@ async fn a_token_from_the_issuer_opens_mcp_and_every_bad_one_is_refused_with_its
     )
     .await;
     assert_eq!(ping_with_token(&gw, Some(&ec)).await.0, 200);
-    let client = connect_with(
-        StreamableHttpClientTransportConfig::with_uri(gw.url()).auth_header(rsa.clone()),
-    )
-    .await;
-    let (v, err) = call(
-        &client,
-        "call_tool",
-        json!({"address": "demo.list_notes", "args": {}}),
-    )
-    .await;
-    assert!(!err, "{v}");
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let event = loop {
-        if let Some(e) = activity(&gw)
-            .into_iter()
-            .find(|e| e["toolName"] == "list_notes")
-        {
-            break e;
-        }
-        assert!(std::time::Instant::now() < deadline, "not recorded");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let event = call_and_find_event(&gw, &rsa, "demo.list_notes").await;
     assert_eq!(
         event["actor"],
         json!({"kind": "oauth", "id": "alice"}),

@@ -9,8 +9,7 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use serde_json::{Value, json};
+use serde_json::Value;
 use support::*;
 
 /// The static token of the second test's config, which the CLI reads too.
@@ -56,28 +55,7 @@ async fn an_issued_token_opens_mcp_names_its_caller_and_stops_working_when_revok
     assert_eq!(ping_with_token(&gw, Some(&token)).await.0, 200);
 
     // A real MCP client with the token; its call is recorded as the token's.
-    let client = connect_with(
-        StreamableHttpClientTransportConfig::with_uri(gw.url()).auth_header(token.clone()),
-    )
-    .await;
-    let (v, err) = call(
-        &client,
-        "call_tool",
-        json!({"address": "demo.list_notes", "args": {}}),
-    )
-    .await;
-    assert!(!err, "{v}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let event = loop {
-        if let Some(e) = activity(&gw)
-            .into_iter()
-            .find(|e| e["toolName"] == "list_notes")
-        {
-            break e;
-        }
-        assert!(Instant::now() < deadline, "the call was never recorded");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let event = call_and_find_event(&gw, &token, "demo.list_notes").await;
     assert_eq!(event["actor"]["kind"], "token", "{event}");
     let actor_id = event["actor"]["id"].as_str().unwrap_or_default().to_owned();
     assert!(actor_id.starts_with("ci-bot/tok_"), "{event}");

@@ -425,6 +425,31 @@ pub async fn ping_with_token(gw: &Gateway, token: Option<&str>) -> (u16, String,
     (status, challenge, r.text().await.expect("body"))
 }
 
+/// Calls read-only `address` (no arguments) with this bearer token through
+/// a real MCP client, and returns the activity event the call left.
+pub async fn call_and_find_event(gw: &Gateway, token: &str, address: &str) -> Value {
+    let client = connect_with(
+        StreamableHttpClientTransportConfig::with_uri(gw.url()).auth_header(token.to_owned()),
+    )
+    .await;
+    let (v, err) = call(
+        &client,
+        "call_tool",
+        serde_json::json!({"address": address, "args": {}}),
+    )
+    .await;
+    assert!(!err, "{v}");
+    let tool = address.split_once('.').map_or(address, |(_, t)| t);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(e) = activity(gw).into_iter().find(|e| e["toolName"] == tool) {
+            return e;
+        }
+        assert!(Instant::now() < deadline, "the call was never recorded");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Run a program through `execute_code`; returns (structured value, is_error).
 pub async fn program(client: &Client, code: &str) -> (Value, bool) {
     call(client, "execute_code", serde_json::json!({ "code": code })).await
