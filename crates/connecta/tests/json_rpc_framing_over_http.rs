@@ -79,6 +79,27 @@ async fn a_body_that_is_not_a_json_rpc_message_is_a_400_json_rpc_error() {
         assert_eq!(json_of(&text)["error"]["code"], -32600, "{body}: {text}");
     }
 
+    // rmcp's plain-text refusal of a protocol version becomes a JSON-RPC
+    // error with the same words.
+    let (status, ct, text) = post_raw(
+        &gw,
+        r#"{"jsonrpc": "2.0", "id": 4, "method": "ping"}"#,
+        &[("MCP-Protocol-Version", "1999-01-01")],
+    )
+    .await;
+    assert_eq!(status, 400, "{text}");
+    assert_eq!(ct.as_deref(), Some("application/json"));
+    let v = json_of(&text);
+    assert_eq!(v["id"], 4, "{v}");
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("1999-01-01"),
+        "{v}"
+    );
+
     // A well-formed message is untouched, unknown method included.
     let (status, _, text) = post_raw(
         &gw,
@@ -161,6 +182,12 @@ async fn a_batch_is_answered_in_order_under_2025_03_26_and_without_a_version() {
     let (status, _, text) = post_raw(&gw, "[]", &[V0326]).await;
     assert_eq!(status, 400, "{text}");
     assert_eq!(json_of(&text)["error"]["code"], -32600);
+
+    // A batch nested too deep to read is one parse error, not one per element.
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let (status, _, text) = post_raw(&gw, &deep, &[V0326]).await;
+    assert_eq!(status, 400, "{}", &text[..text.len().min(200)]);
+    assert_eq!(json_of(&text)["error"]["code"], -32700);
 
     let (status, _, text) = post_raw(&gw, "[{\"jsonrpc\": ", &[V0326]).await;
     assert_eq!(status, 400, "{text}");

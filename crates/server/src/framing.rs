@@ -146,7 +146,27 @@ where
     {
         return error;
     }
+    if response.status() == StatusCode::BAD_REQUEST && !is_json(&response) {
+        // rmcp's plain-text refusals of a message (an unsupported
+        // `MCP-Protocol-Version`, say): the same words as a JSON-RPC error.
+        let id = serde_json::from_slice::<Value>(&bytes)
+            .map(|v| id_of(&v))
+            .unwrap_or(Value::Null);
+        let text = axum::body::to_bytes(response.into_body(), 64 * 1024)
+            .await
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_else(|_| "Bad Request".into());
+        return error_response(id, -32600, &text);
+    }
     response
+}
+
+fn is_json(response: &Response<Body>) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
 }
 
 /// Which answer forms the client's `Accept` admits. No header admits any
@@ -203,12 +223,7 @@ impl Accepts {
 /// A JSON answer re-sent as a one-event stream, for a client that reads
 /// only `text/event-stream`. Anything else is passed on as it is.
 async fn as_event_stream(response: Response<Body>) -> Response<Body> {
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if !is_json {
+    if !is_json(&response) {
         return response;
     }
     let (mut parts, body) = response.into_parts();
@@ -286,6 +301,11 @@ where
                 "JSON-RPC batches are not part of MCP protocol version {v}; send one message per request"
             ),
         );
+    }
+    // Read once as a whole, under serde_json's nesting limit (raw elements
+    // are not held to it): a body too deep to read is one parse error.
+    if let Err(e) = serde_json::from_slice::<Value>(&bytes) {
+        return parse_error(&e);
     }
     let elements: Vec<&RawValue> = match serde_json::from_slice(&bytes) {
         Ok(elements) => elements,
@@ -375,12 +395,7 @@ async fn element_answer(
         let value = body_json(error).await;
         return Ok(value);
     }
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if status == StatusCode::BAD_REQUEST && is_json {
+    if status == StatusCode::BAD_REQUEST && is_json(&response) {
         // A JSON-RPC error about this element (a response posted to a
         // stateless server, say): its place in the array, id or not.
         let mut error = body_json(response).await;
