@@ -297,16 +297,7 @@ async fn a_call_that_could_not_run_asks_nobody() {
 #[test]
 fn a_stdio_client_that_can_answer_is_asked_by_elicitation() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = dir.path().join("connecta.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[server]\ndata_dir = {}\n[auth]\nopen = true\n{}",
-            q(&dir.path().join("data").display().to_string()),
-            ask_config(60_000)
-        ),
-    )
-    .expect("write config");
+    let config = stdio_config(dir.path(), &ask_config(60_000));
     let (status, out, err) = run(
         Command::new(python())
             .arg(peers().join("py_approver.py"))

@@ -30,16 +30,7 @@ fn python_sdk_client_over_streamable_http() {
 #[test]
 fn python_sdk_client_over_stdio() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = dir.path().join("connecta.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[server]\ndata_dir = {}\n[auth]\nopen = true\n{}",
-            q(&dir.path().join("data").display().to_string()),
-            demo_connector()
-        ),
-    )
-    .expect("write config");
+    let config = stdio_config(dir.path(), &demo_connector());
     let (status, out, err) = run(
         Command::new(python())
             .arg(peers().join("py_client.py"))

@@ -22,7 +22,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use connecta_core::activity::Actor;
 use connecta_core::secret::Secret;
-use connecta_store::{AccessTokenRow, Store, StoreError};
+use connecta_store::{AccessTokenRow, Store};
 use rand::RngExt;
 use sha2::{Digest, Sha256};
 
@@ -149,7 +149,8 @@ impl TokenVerifier {
             Ok(Some(row)) => row,
             Ok(None) => return Err(Refusal::Unknown),
             Err(e) => {
-                tracing::error!("could not check an access token: {}", describe(&e));
+                // Store errors carry no token: the digest is bound, never formatted.
+                tracing::error!("could not check an access token: {e}");
                 return Err(Refusal::Unavailable);
             }
         };
@@ -184,11 +185,6 @@ fn live(expires_at_ms: Option<i64>, now_ms: i64) -> Result<(), Refusal> {
         Some(at) if at <= now_ms => Err(Refusal::Expired),
         _ => Ok(()),
     }
-}
-
-fn describe(e: &StoreError) -> String {
-    // Store errors carry no token: the digest is bound, never formatted.
-    e.to_string()
 }
 
 #[cfg(test)]

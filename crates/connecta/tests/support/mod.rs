@@ -425,6 +425,21 @@ pub async fn ping_with_token(gw: &Gateway, token: Option<&str>) -> (u16, String,
     (status, challenge, r.text().await.expect("body"))
 }
 
+/// Writes a config for `serve --stdio` in `dir` (open, its data under
+/// `dir/data`) with `body` after it; returns its path.
+pub fn stdio_config(dir: &Path, body: &str) -> PathBuf {
+    let config = dir.join("connecta.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\ndata_dir = {}\n[auth]\nopen = true\n{body}",
+            q(&dir.join("data").display().to_string()),
+        ),
+    )
+    .expect("write config");
+    config
+}
+
 /// Calls read-only `address` (no arguments) with this bearer token through
 /// a real MCP client, and returns the activity event the call left.
 pub async fn call_and_find_event(gw: &Gateway, token: &str, address: &str) -> Value {

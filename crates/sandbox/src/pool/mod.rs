@@ -236,13 +236,15 @@ impl Lease {
         if let Err(message) = validate_bindings(&request.bindings) {
             return failure(FailureKind::Exception, message);
         }
-        let frame = match run::encode_run(&request) {
-            Ok(frame) => frame,
-            Err(result) => return result,
-        };
         let mut attempts_left = 2;
         loop {
             attempts_left -= 1;
+            // Encoded per attempt: the frame moves into the worker's queue,
+            // and a second attempt is rare.
+            let frame = match run::encode_run(&request) {
+                Ok(frame) => frame,
+                Err(result) => return result,
+            };
             let mut lent = match inner.checkout().await {
                 Ok(lent) => lent,
                 Err(result) => return result,
@@ -259,8 +261,7 @@ impl Lease {
                 wall_deadline_ms: inner.options.wall_deadline.as_millis(),
                 shutdown: &inner.shutdown,
             };
-            let (result, fate) =
-                run::drive(worker, cx, frame.clone(), &request, host.clone()).await;
+            let (result, fate) = run::drive(worker, cx, frame, &request, host.clone()).await;
             lent.give_back(fate);
             if fate == Fate::Unheard && attempts_left > 0 {
                 tracing::warn!(
