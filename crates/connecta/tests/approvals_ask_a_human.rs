@@ -63,17 +63,7 @@ async fn wait_for_question(gw: &Gateway) -> Value {
 /// Starts `call_destructive_tool demo.create_note {title}` on its own
 /// client, with the markers in its body and reason.
 fn create_note(gw: &Gateway, title: &'static str) -> tokio::task::JoinHandle<(Value, bool)> {
-    let url = gw.url();
-    tokio::spawn(async move {
-        let client = connect(&url).await;
-        call(
-            &client,
-            "call_destructive_tool",
-            json!({"address": "demo.create_note", "args": {"title": title, "body": ARGS_MARKER},
-                   "reason": REASON_MARKER}),
-        )
-        .await
-    })
+    destructive_create_note(gw, title, ARGS_MARKER, REASON_MARKER)
 }
 
 /// The titles of the demo's notes.

@@ -196,6 +196,45 @@ fn check_locates_a_store_url_that_is_not_postgres() {
 }
 
 #[test]
+fn check_locates_a_short_operator_secret_and_an_out_of_range_session_without_echoing_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    let demo = "[[connector]]\nid = \"demo\"\ncommand = \"connecta\"\nargs = [\"demo-server\"]\n";
+    let (status, out, err) = check_file(
+        &path,
+        &format!("[operator]\nsecret = \"short-Zq1\"\nsession_hours = 169\n\n{demo}"),
+    );
+    assert!(!status.success(), "stdout: {out}");
+    let at = |line: u32, col: u32, what: &str| format!("{}:{line}:{col}: {what}", path.display());
+    assert!(
+        err.contains(&at(2, 10, "operator.secret must be at least 16 characters")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&at(
+            3,
+            17,
+            "operator.session_hours must be between 1 and 168"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("short-Zq1"), "the secret was echoed: {err}");
+    let (status, _, err) = check_file(
+        &path,
+        &format!("[operator]\nenabled = false\ntheme = \"dark\"\n\n{demo}"),
+    );
+    assert!(!status.success());
+    assert!(err.contains("theme"), "an unknown key is an error: {err}");
+    let (status, out, err) = check_file(
+        &path,
+        &format!(
+            "[operator]\nsecret = \"a-long-enough-operator-secret\"\nsession_hours = 1\n\n{demo}"
+        ),
+    );
+    assert!(status.success(), "stdout: {out}\nstderr: {err}");
+}
+
+#[test]
 fn check_reports_every_problem_of_a_connector_in_one_pass() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("c.toml");

@@ -291,3 +291,29 @@ fn elicitation_message(q: &Question<'_>) -> String {
     text.push_str(&clamp_text(&args, MAX_SHOWN_ARGS));
     text
 }
+
+/// A question's status as an operator sees it: a pending one past its
+/// expiry is `expired` (its asker got `approval_unavailable`).
+pub fn approval_status(r: &ApprovalRow, now_ms: i64) -> &str {
+    if r.is_pending() && r.expires_at_ms <= now_ms {
+        "expired"
+    } else {
+        &r.status
+    }
+}
+
+/// A question as the operator's tools show it (CLI `--json`, the UI):
+/// everything an approver needs, arguments whole.
+pub fn approval_view(r: &ApprovalRow, now_ms: i64) -> Value {
+    let args = r
+        .args_json
+        .as_deref()
+        .map(|a| serde_json::from_str::<Value>(a).unwrap_or(Value::String(a.to_owned())));
+    serde_json::json!({
+        "id": r.id, "status": approval_status(r, now_ms), "address": r.address,
+        "connector": r.connector_id, "tool": r.tool_name,
+        "askedBy": r.actor.key(), "reason": r.reason, "args": args,
+        "createdAtMs": r.created_at_ms, "expiresAtMs": r.expires_at_ms,
+        "decidedBy": r.decided_by, "decidedAtMs": r.decided_at_ms,
+    })
+}

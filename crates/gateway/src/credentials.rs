@@ -39,6 +39,10 @@ impl KeyCache {
         }
     }
 
+    pub fn location(&self) -> &KeyLocation {
+        &self.location
+    }
+
     /// The key to open rows written under `wanted` (a key id): the cached
     /// one when it matches, else whatever the key source holds now.
     fn key_for(&self, wanted: &str) -> Result<VaultKey, CredentialUnavailable> {

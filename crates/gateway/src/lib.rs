@@ -15,6 +15,7 @@ mod catalog_cell;
 mod clock;
 mod code;
 mod context;
+pub mod credential_admin;
 pub mod credentials;
 pub mod meta;
 mod redact;
@@ -37,6 +38,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 pub use admission::CallAdmission;
+pub use approvals::{approval_status, approval_view};
 pub use catalog_cell::{CatalogCell, CatalogStatus, Loaded};
 pub use clock::now_ms;
 pub use code::{WorkerCommand, truncate_result};
@@ -68,6 +70,9 @@ pub struct Gateway {
     activity: ActivitySink,
     writer: Mutex<Option<ActivityWriter>>,
     pub redactor: Redactor,
+    /// Where the vault key lives; operator actions that set credentials
+    /// create it there when it is missing.
+    pub keys: Arc<KeyCache>,
     started: Instant,
     housekeeping: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Code mode; `None` only for in-process gateways started without a
@@ -197,6 +202,7 @@ impl Gateway {
             activity,
             writer: Mutex::new(Some(writer)),
             redactor,
+            keys,
             started: Instant::now(),
             housekeeping: Mutex::new(None),
             code,

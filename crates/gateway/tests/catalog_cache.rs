@@ -408,6 +408,13 @@ impl Store for GatedStore {
     ) -> Result<Option<AccessTokenRow>, StoreError> {
         self.inner.token_revoke(name_or_id, now_ms).await
     }
+    async fn token_rename(
+        &self,
+        id: &str,
+        name: &str,
+    ) -> Result<Option<AccessTokenRow>, StoreError> {
+        self.inner.token_rename(id, name).await
+    }
     async fn approval_insert(&self, row: &ApprovalRow) -> Result<(), StoreError> {
         self.inner.approval_insert(row).await
     }

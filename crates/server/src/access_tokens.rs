@@ -39,6 +39,17 @@ pub const REVALIDATE: Duration = Duration::from_secs(2);
 /// each had to be issued).
 const MAX_REMEMBERED: usize = 4_096;
 
+/// A token's state as the operator sees it.
+pub fn status(t: &AccessTokenRow, now_ms: i64) -> &'static str {
+    if t.revoked_at_ms.is_some() {
+        "revoked"
+    } else if t.expires_at_ms.is_some_and(|e| e <= now_ms) {
+        "expired"
+    } else {
+        "active"
+    }
+}
+
 /// A token just issued: the only moment its text exists.
 #[derive(Debug)]
 pub struct Issued {
@@ -71,7 +82,8 @@ pub fn issue(name: &str, now_ms: i64, expires_at_ms: Option<i64>) -> Result<Issu
     })
 }
 
-fn check_name(name: &str) -> Result<(), String> {
+/// A token name: 1 to 64 letters, digits, `.`, `_` or `-`, not `tok_…`.
+pub fn check_name(name: &str) -> Result<(), String> {
     let ok_chars = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
@@ -190,6 +202,22 @@ fn live(expires_at_ms: Option<i64>, now_ms: i64) -> Result<(), Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_prefers_revoked_then_expired() {
+        let mut t = AccessTokenRow {
+            id: "tok_1".into(),
+            name: "ci".into(),
+            digest: vec![0; 32],
+            created_at_ms: 0,
+            expires_at_ms: Some(100),
+            revoked_at_ms: None,
+        };
+        assert_eq!(status(&t, 99), "active");
+        assert_eq!(status(&t, 100), "expired");
+        t.revoked_at_ms = Some(50);
+        assert_eq!(status(&t, 99), "revoked");
+    }
 
     #[test]
     fn an_issued_token_has_256_random_bits_and_only_its_digest_is_kept() {

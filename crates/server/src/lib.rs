@@ -17,6 +17,7 @@ mod framing;
 mod handler;
 mod health;
 pub mod oauth;
+pub mod operator;
 
 use std::future::Future;
 use std::future::IntoFuture;
@@ -40,6 +41,8 @@ pub struct AppState {
     pub gateway: Arc<Gateway>,
     pub admission: Arc<admission::RequestAdmission>,
     pub auth: Arc<auth::Authenticator>,
+    /// The operator UI, when it is on and has a secret.
+    pub operator: Option<Arc<operator::Operator>>,
 }
 
 impl AppState {
@@ -57,7 +60,14 @@ impl AppState {
                 &gateway.config.server.public_url,
             )),
             gateway,
+            operator: None,
         }
+    }
+
+    /// Serve the operator UI at `/ui`, signed in to with `secret`.
+    pub fn with_operator(mut self, secret: &connecta_core::secret::Secret) -> AppState {
+        self.operator = Some(operator::new_operator(secret, &self.gateway.config));
+        self
     }
 }
 
@@ -66,12 +76,7 @@ impl AppState {
 pub fn router(state: AppState, cancel: CancellationToken) -> Router {
     let server = ConnectaServer::new(state.gateway.clone());
     let s = &state.gateway.config.server;
-    let mut hosts = vec![
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "::1".to_owned(),
-    ];
-    hosts.extend(s.allowed_hosts.iter().cloned());
+    let hosts = allowed_hosts(&state.gateway.config);
     let mcp_config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -110,8 +115,21 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
             "/.well-known/oauth-protected-resource/mcp",
             get(protected_resource),
         )
+        .merge(operator::routes(&state))
         .merge(mcp_routes)
         .with_state(state)
+}
+
+/// The `Host` names `/mcp` and `/ui` answer to (DNS-rebinding defence):
+/// loopback names, `server.allowed_hosts`, and the public URL's host.
+pub(crate) fn allowed_hosts(config: &connecta_core::config::Config) -> Vec<String> {
+    let mut hosts = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    hosts.extend(config.server.allowed_hosts.iter().cloned());
+    hosts
 }
 
 /// RFC 9728 metadata for `/mcp` when `[auth.oauth]` is configured; 404

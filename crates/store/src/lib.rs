@@ -189,6 +189,13 @@ pub trait Store: Send + Sync {
     async fn token_list(&self) -> Result<Vec<AccessTokenRow>, StoreError>;
     /// Revokes the token not yet revoked whose name or id is `name_or_id`;
     /// `None` when there is none.
+    /// Renames the token `id` unless it is revoked (`None` then, or when
+    /// there is no such id); `Conflict` when a live token has the name.
+    async fn token_rename(
+        &self,
+        id: &str,
+        name: &str,
+    ) -> Result<Option<AccessTokenRow>, StoreError>;
     async fn token_revoke(
         &self,
         name_or_id: &str,

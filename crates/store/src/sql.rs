@@ -436,6 +436,31 @@ macro_rules! impl_store {
                 rows.iter().map(token_from_row).collect()
             }
 
+            async fn token_rename(
+                &self,
+                id: &str,
+                name: &str,
+            ) -> Result<Option<AccessTokenRow>, StoreError> {
+                let renamed = sqlx::query($sql(concat!(
+                    "UPDATE access_token SET name = ?
+                     WHERE revoked_at_ms IS NULL AND id = ? RETURNING ",
+                    token_columns!()
+                )))
+                .bind(name)
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await;
+                match renamed {
+                    Ok(row) => row.as_ref().map(token_from_row).transpose(),
+                    Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                        Err(StoreError::Conflict(format!(
+                            "a token named `{name}` exists and is not revoked; pick another name"
+                        )))
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
+
             async fn token_revoke(
                 &self,
                 name_or_id: &str,

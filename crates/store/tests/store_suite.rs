@@ -94,6 +94,7 @@ on_both_backends!(
     vault_rows_upsert_and_replace_atomically,
     catalogs_persist,
     access_tokens_are_found_by_digest_and_a_live_name_is_unique,
+    a_live_token_is_renamed_by_id_and_a_taken_name_conflicts,
     an_approval_question_is_decided_once_and_keeps_no_payload,
     approval_events_keep_their_kind_and_pair_through_the_store,
 );
@@ -372,6 +373,44 @@ async fn access_tokens_are_found_by_digest_and_a_live_name_is_unique(s: Arc<dyn 
             ("tok_c".into(), Some(66))
         ]
     );
+}
+
+async fn a_live_token_is_renamed_by_id_and_a_taken_name_conflicts(s: Arc<dyn Store>) {
+    s.token_insert(&token("tok_a", "ci", 1, 10))
+        .await
+        .expect("a");
+    s.token_insert(&token("tok_b", "deploy", 2, 20))
+        .await
+        .expect("b");
+    let renamed = s
+        .token_rename("tok_a", "ci-2")
+        .await
+        .expect("rename")
+        .expect("found");
+    assert_eq!(
+        (renamed.id.as_str(), renamed.name.as_str()),
+        ("tok_a", "ci-2")
+    );
+    assert_eq!(
+        s.token_by_digest(&[1; 32])
+            .await
+            .expect("lookup")
+            .map(|t| t.name),
+        Some("ci-2".into()),
+        "the same token (digest) answers to the new name"
+    );
+    match s.token_rename("tok_a", "deploy").await {
+        Err(StoreError::Conflict(m)) => assert!(m.contains("`deploy`"), "{m}"),
+        other => panic!("renaming onto a live name must conflict: {other:?}"),
+    }
+    // Only by id, never by name; a revoked token keeps its name.
+    assert_eq!(s.token_rename("ci-2", "x").await.expect("by name"), None);
+    s.token_revoke("tok_b", 30).await.expect("revoke");
+    assert_eq!(s.token_rename("tok_b", "y").await.expect("revoked"), None);
+    s.token_rename("tok_a", "deploy")
+        .await
+        .expect("a revoked token's name is free")
+        .expect("found");
 }
 
 fn question(id: &str, created: i64) -> ApprovalRow {

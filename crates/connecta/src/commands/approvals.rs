@@ -14,7 +14,6 @@ use clap::Subcommand;
 use connecta_core::activity::ApprovalDecision;
 use connecta_core::error::clamp_text;
 use connecta_store::ApprovalRow;
-use serde_json::{Value, json};
 
 use super::activity::printable;
 use super::credential::open;
@@ -75,7 +74,7 @@ pub async fn run(cmd: ApprovalsCommand) -> anyhow::Result<ExitCode> {
             let rows = ctx.store.approval_list(!all, limit.max(1)).await?;
             if json {
                 for r in &rows {
-                    println!("{}", row_json(r, now));
+                    println!("{}", connecta_gateway::approval_view(r, now));
                 }
             } else if rows.is_empty() {
                 println!(
@@ -138,34 +137,12 @@ pub async fn run(cmd: ApprovalsCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn status(r: &ApprovalRow, now: i64) -> &str {
-    if r.is_pending() && r.expires_at_ms <= now {
-        "expired"
-    } else {
-        &r.status
-    }
-}
-
-fn row_json(r: &ApprovalRow, now: i64) -> Value {
-    let args = r
-        .args_json
-        .as_deref()
-        .map(|a| serde_json::from_str::<Value>(a).unwrap_or(Value::String(a.to_owned())));
-    json!({
-        "id": r.id, "status": status(r, now), "address": r.address,
-        "connector": r.connector_id, "tool": r.tool_name,
-        "askedBy": r.actor.key(), "reason": r.reason, "args": args,
-        "createdAtMs": r.created_at_ms, "expiresAtMs": r.expires_at_ms,
-        "decidedBy": r.decided_by, "decidedAtMs": r.decided_at_ms,
-    })
-}
-
 fn print_row(r: &ApprovalRow, now: i64) {
     let age_s = (now - r.created_at_ms).max(0) / 1000;
     println!(
         "{}  {}  {}  asked by {} {}s ago",
         r.id,
-        status(r, now),
+        connecta_gateway::approval_status(r, now),
         printable(&r.address),
         printable(&r.actor.key()),
         age_s

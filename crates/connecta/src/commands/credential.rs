@@ -10,20 +10,14 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
-use connecta_connectors::{
-    ApiConnector, CallOptions, Connector, CredentialBinding, CredentialSource, McpConnector,
-    McpOptions,
-};
-use connecta_core::config::{ConnectorConfig, ConnectorKind, CredentialSlot};
-use connecta_core::secret::{Secret, mask};
-use connecta_gateway::{ArgValidator, KeyCache, Redactor, VaultCredentials, now_ms};
+use connecta_core::config::{ConnectorConfig, CredentialSlot};
+use connecta_core::secret::Secret;
+use connecta_gateway::credential_admin;
 use connecta_store::Store;
-use connecta_vault::{KeyLocation, KeySource, Vault, VaultKey};
-use serde_json::Value;
+use connecta_vault::{KeyLocation, KeySource, VaultKey};
 
 use crate::config_file::{self, LoadError, Loaded};
 
@@ -88,24 +82,8 @@ fn slotted<'c>(
     ctx: &'c CliContext,
     id: &str,
 ) -> anyhow::Result<(&'c ConnectorConfig, &'c CredentialSlot)> {
-    let Some(c) = ctx.loaded.config.connectors.iter().find(|c| c.id == id) else {
-        let ids: Vec<&str> = ctx
-            .loaded
-            .config
-            .connectors
-            .iter()
-            .map(|c| c.id.as_str())
-            .collect();
-        bail!(
-            "{} has no connector \"{id}\" (connectors: {})",
-            ctx.loaded.describe(),
-            ids.join(", ")
-        );
-    };
-    let Some(slot) = &c.credential else {
-        bail!("connector \"{id}\" declares no [connector.credential] slot");
-    };
-    Ok((c, slot))
+    credential_admin::slot_of(&ctx.loaded.config, id)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", ctx.loaded.describe()))
 }
 
 pub async fn run(cmd: CredentialCommand) -> anyhow::Result<ExitCode> {
@@ -162,34 +140,20 @@ async fn set(ctx: &CliContext, id: &str, only: Option<&str>) -> anyhow::Result<E
         None => slot.fields.clone(),
     };
     let values = read_values(id, slot, &fields)?;
-    for (f, v) in &values {
-        connecta_vault::check_value(f, v.expose())?;
-    }
-    let (key, source, created) = ctx.keys.load_or_create()?;
-    // One vault, one key: refuse to mix values sealed under different keys.
-    if let Some(other) = ctx
-        .store
-        .vault_list()
-        .await?
-        .into_iter()
-        .find(|r| r.key_id != key.id())
-    {
-        bail!(
-            "the vault was encrypted with a different key (stored key id {}, {} has id {}); use the key it was written with",
-            other.key_id,
-            source,
-            key.id()
-        );
-    }
-    if created {
+    let outcome = credential_admin::set(
+        &ctx.loaded.config,
+        ctx.store.clone(),
+        &ctx.keys,
+        id,
+        &values,
+    )
+    .await?;
+    if outcome.created_key {
         eprintln!(
             "created a new vault key in {} (mode 0600); back it up: without it the stored credentials cannot be read",
             ctx.keys.file.display()
         );
     }
-    Vault::new(ctx.store.clone(), key)
-        .set(id, &values, now_ms())
-        .await?;
     println!("{id}: {} set ({})", slot.label, fields.join(", "));
     Ok(ExitCode::SUCCESS)
 }
@@ -258,42 +222,27 @@ fn prompt_hidden(prompt: &str) -> anyhow::Result<String> {
 }
 
 async fn list(ctx: &CliContext) -> anyhow::Result<ExitCode> {
-    let key = ctx.keys.load();
-    let rows = ctx.store.vault_list().await?;
-    let mut any = false;
-    for c in &ctx.loaded.config.connectors {
-        let Some(slot) = &c.credential else { continue };
-        any = true;
-        println!("{}  {}", c.id, slot.label);
+    let (slots, orphans) =
+        credential_admin::slot_states(&ctx.loaded.config, ctx.store.as_ref(), &ctx.keys).await?;
+    for slot in &slots {
+        println!("{}  {}", slot.connector, slot.label);
         for f in &slot.fields {
-            let row = rows.iter().find(|r| r.connector == c.id && &r.field == f);
-            let state = match (row, &key) {
-                (None, _) => "not set".to_owned(),
-                (Some(r), Ok(Some((k, _)))) => match connecta_vault::open(k, r) {
-                    Ok(v) => format!("set {}", mask(v.expose())),
-                    Err(e) => format!("set, unreadable: {e}"),
-                },
-                (Some(_), Ok(None)) => "set, unreadable: no vault key".to_owned(),
-                (Some(_), Err(e)) => format!("set, unreadable: {e}"),
+            let state = match (&f.masked, &f.problem) {
+                _ if !f.set => "not set".to_owned(),
+                (_, Some(p)) => format!("set, unreadable: {p}"),
+                (Some(m), None) => format!("set {m}"),
+                (None, None) => "set".to_owned(),
             };
-            println!("  {f}: {state}");
+            println!("  {}: {state}", f.field);
         }
     }
-    for r in &rows {
-        if !ctx
-            .loaded
-            .config
-            .connectors
-            .iter()
-            .any(|c| c.id == r.connector && c.credential.is_some())
-        {
-            println!(
-                "{}  (not a credential slot in this config)\n  {}: stored",
-                r.connector, r.field
-            );
-        }
+    for o in &orphans {
+        println!(
+            "{}  (not a credential slot in this config)\n  {}: stored",
+            o.connector, o.field
+        );
     }
-    if !any && rows.is_empty() {
+    if slots.is_empty() && orphans.is_empty() {
         println!(
             "no connector in {} declares a credential",
             ctx.loaded.describe()
@@ -303,93 +252,13 @@ async fn list(ctx: &CliContext) -> anyhow::Result<ExitCode> {
 }
 
 async fn test(ctx: &CliContext, id: &str) -> anyhow::Result<ExitCode> {
-    let (c, slot) = slotted(ctx, id)?;
-    // What the downstream says is printed: any secret it quotes back (the
-    // vault's values, config header values) is redacted first.
-    let redactor = Redactor::default();
-    connecta_gateway::register_config_secrets(c, &redactor);
-    let source = Arc::new(VaultCredentials::new(
-        id,
-        slot.clone(),
-        ctx.store.clone(),
-        Arc::new(KeyCache::new(ctx.keys.clone())),
-        redactor.clone(),
-    ));
-    if let Err(why) = source.load().await {
-        println!("{id}: FAIL: {}", why.operator_detail());
-        return Ok(ExitCode::FAILURE);
-    }
-    let binding = CredentialBinding {
-        slot: slot.clone(),
-        source,
-    };
-    let started = Instant::now();
-    let timeout = c.timeout;
-    let outcome = match &c.kind {
-        ConnectorKind::Api(api) => {
-            let Some(t) = &api.test else {
-                bail!(
-                    "connector \"{id}\" has no [connector.test] request to run; add one (tool and args)"
-                );
-            };
-            let connector =
-                ApiConnector::new(id, api, Some(binding)).map_err(anyhow::Error::msg)?;
-            let tool = api
-                .tools
-                .iter()
-                .find(|x| x.name == t.tool)
-                .context("the test tool is not declared")?;
-            if let Err(e) = ArgValidator::compile(&tool.input_schema).check(&t.args) {
-                println!("{id}: FAIL: the [connector.test] args: {}", e.message);
-                return Ok(ExitCode::FAILURE);
-            }
-            let args = match &t.args {
-                Value::Object(m) => m.clone(),
-                _ => Default::default(),
-            };
-            connector
-                .call(
-                    &t.tool,
-                    args,
-                    CallOptions {
-                        timeout,
-                        cancel: Default::default(),
-                    },
-                )
-                .await
-                .map(|r| {
-                    let text = r
-                        .content
-                        .first()
-                        .and_then(|b| b.get("text"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_owned();
-                    format!("{} answered {} bytes", t.tool, text.len())
-                })
-        }
-        ConnectorKind::Mcp(m) => {
-            let connector = McpConnector::with_credential(
-                id,
-                m.transport.clone(),
-                McpOptions::default(),
-                Some(binding),
-            );
-            let r = connector
-                .list_tools(timeout.max(Duration::from_secs(5)))
-                .await
-                .map(|tools| format!("listed {} tools", tools.len()));
-            connector.shutdown().await;
-            r
-        }
-    };
-    match outcome {
+    match credential_admin::test(&ctx.loaded.config, ctx.store.clone(), &ctx.keys, id).await? {
         Ok(what) => {
-            println!("{id}: ok ({what} in {} ms)", started.elapsed().as_millis());
+            println!("{id}: ok ({what})");
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) => {
-            println!("{id}: FAIL: {}: {}", e.code, redactor.redact(&e.message));
+        Err(why) => {
+            println!("{id}: FAIL: {why}");
             Ok(ExitCode::FAILURE)
         }
     }

@@ -64,6 +64,23 @@ pub async fn run(
         }
         Some((listener, local))
     };
+    // The operator secret is settled before anything starts, so a bad
+    // secret file stops the boot with nothing to clean up.
+    let operator = if stdio {
+        None
+    } else {
+        match connecta_server::operator::resolve_secret(&loaded.config, &data_dir) {
+            Ok(Some((secret, source))) => Some((secret, operator_secret_origin(source))),
+            Ok(None) => {
+                tracing::info!("the operator UI is off ([operator] enabled = false)");
+                None
+            }
+            Err(e) => {
+                eprintln!("the operator secret could not be read or created: {e}");
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+    };
     let worker = WorkerCommand {
         program: std::env::current_exe()
             .context("could not find this executable for the sandbox workers")?,
@@ -81,7 +98,14 @@ pub async fn run(
         // and a human one on stderr.
         println!("{{\"type\":\"ready\",\"port\":{}}}", local.port());
         eprintln!("connecta is listening: connect your MCP client to http://{local}/mcp");
-        let state = AppState::new(gateway.clone());
+        let mut state = AppState::new(gateway.clone());
+        if let Some((secret, from)) = &operator {
+            state = state.with_operator(secret);
+            eprintln!(
+                "operator UI: {}/ui (sign in with {from})",
+                gateway.config.server.public_url.trim_end_matches('/')
+            );
+        }
         connecta_server::serve_http(listener, state, announced_shutdown())
             .await
             .context("HTTP server failed")
@@ -100,6 +124,23 @@ pub async fn run(
     }
     tracing::info!("stopped");
     outcome.map(|()| ExitCode::SUCCESS)
+}
+
+fn operator_secret_origin(source: connecta_server::operator::SecretSource) -> String {
+    match source {
+        connecta_server::operator::SecretSource::Config => {
+            "the [operator] secret in the config".to_owned()
+        }
+        connecta_server::operator::SecretSource::File { path, created } => format!(
+            "the secret in {}{}",
+            path.display(),
+            if created {
+                ", created now with mode 0600"
+            } else {
+                ""
+            }
+        ),
+    }
 }
 
 /// [`shutdown_signal`], logged when it arrives.

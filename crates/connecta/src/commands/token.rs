@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Subcommand;
 use connecta_server::access_tokens;
-use connecta_store::{AccessTokenRow, StoreError};
+use connecta_store::StoreError;
 use serde_json::json;
 
 use super::credential::open;
@@ -94,7 +94,7 @@ pub async fn run(cmd: TokenCommand) -> anyhow::Result<ExitCode> {
                     println!(
                         "{}",
                         json!({
-                            "id": t.id, "name": t.name, "status": status(t, now),
+                            "id": t.id, "name": t.name, "status": access_tokens::status(t, now),
                             "createdAtMs": t.created_at_ms, "expiresAtMs": t.expires_at_ms,
                             "revokedAtMs": t.revoked_at_ms,
                         })
@@ -118,7 +118,7 @@ pub async fn run(cmd: TokenCommand) -> anyhow::Result<ExitCode> {
                     "{:<12}  {:<24}  {:<8}  {:<19}  {}",
                     t.id,
                     t.name,
-                    status(t, now),
+                    access_tokens::status(t, now),
                     when(t.created_at_ms),
                     t.expires_at_ms.map_or_else(|| "never".to_owned(), when)
                 );
@@ -144,16 +144,6 @@ pub async fn run(cmd: TokenCommand) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-    }
-}
-
-fn status(t: &AccessTokenRow, now: i64) -> &'static str {
-    if t.revoked_at_ms.is_some() {
-        "revoked"
-    } else if t.expires_at_ms.is_some_and(|e| e <= now) {
-        "expired"
-    } else {
-        "active"
     }
 }
 
@@ -217,21 +207,5 @@ mod tests {
             let e = parse_lifetime(bad).expect_err(bad).to_string();
             assert!(e.contains("--expires-in"), "{e}");
         }
-    }
-
-    #[test]
-    fn status_prefers_revoked_then_expired() {
-        let mut t = AccessTokenRow {
-            id: "tok_1".into(),
-            name: "ci".into(),
-            digest: vec![0; 32],
-            created_at_ms: 0,
-            expires_at_ms: Some(100),
-            revoked_at_ms: None,
-        };
-        assert_eq!(status(&t, 99), "active");
-        assert_eq!(status(&t, 100), "expired");
-        t.revoked_at_ms = Some(50);
-        assert_eq!(status(&t, 99), "revoked");
     }
 }

@@ -465,6 +465,27 @@ pub async fn call_and_find_event(gw: &Gateway, token: &str, address: &str) -> Va
     }
 }
 
+/// Starts `call_destructive_tool demo.create_note {title, body}` with
+/// `reason` on its own client (under the `ask` policy it waits for a human).
+pub fn destructive_create_note(
+    gw: &Gateway,
+    title: &'static str,
+    body: &'static str,
+    reason: &'static str,
+) -> tokio::task::JoinHandle<(Value, bool)> {
+    let url = gw.url();
+    tokio::spawn(async move {
+        let client = connect(&url).await;
+        call(
+            &client,
+            "call_destructive_tool",
+            serde_json::json!({"address": "demo.create_note", "args": {"title": title, "body": body},
+                   "reason": reason}),
+        )
+        .await
+    })
+}
+
 /// Run a program through `execute_code`; returns (structured value, is_error).
 pub async fn program(client: &Client, code: &str) -> (Value, bool) {
     call(client, "execute_code", serde_json::json!({ "code": code })).await

@@ -68,6 +68,7 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
             .key_file
             .unwrap_or_else(|| d::VAULT_KEY_FILE.to_owned()),
     };
+    let operator = lower_operator(raw.operator, sink);
     let store = StoreConfig {
         postgres_url: match &raw.store.url {
             Some(u)
@@ -151,6 +152,7 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
         approvals,
         vault,
         store,
+        operator,
         connectors,
         warnings,
     })
@@ -333,6 +335,48 @@ fn lower_log(raw: RawLog, sink: &mut Sink<'_>) -> LogConfig {
     LogConfig {
         level: raw.level.unwrap_or_else(|| "info".to_owned()),
         format,
+    }
+}
+
+/// A week: a sign-in should not outlive the operator's memory of it.
+const MAX_OPERATOR_SESSION_HOURS: u64 = 168;
+
+fn lower_operator(raw: RawOperator, sink: &mut Sink<'_>) -> OperatorConfig {
+    let secret = raw.secret.and_then(|s| {
+        let v = s.get_ref();
+        if v.chars().count() < 16 {
+            sink.at(
+                s.span(),
+                "operator.secret must be at least 16 characters (generate one with `openssl rand -hex 32`)",
+            );
+            None
+        } else if v.chars().any(char::is_control) {
+            sink.at(
+                s.span(),
+                "operator.secret must not contain control characters",
+            );
+            None
+        } else {
+            Some(Secret::new(v.clone()))
+        }
+    });
+    let hours = match &raw.session_hours {
+        Some(h) if !(1..=MAX_OPERATOR_SESSION_HOURS).contains(h.get_ref()) => {
+            sink.at(
+                h.span(),
+                format!(
+                    "operator.session_hours must be between 1 and {MAX_OPERATOR_SESSION_HOURS}"
+                ),
+            );
+            d::OPERATOR_SESSION_HOURS
+        }
+        Some(h) => *h.get_ref(),
+        None => d::OPERATOR_SESSION_HOURS,
+    };
+    OperatorConfig {
+        enabled: raw.enabled.unwrap_or(true),
+        secret,
+        session: Duration::from_secs(hours * 3600),
     }
 }
 

@@ -38,6 +38,7 @@ pub struct Config {
     pub approvals: ApprovalsConfig,
     pub vault: VaultConfig,
     pub store: StoreConfig,
+    pub operator: OperatorConfig,
     pub connectors: Vec<ConnectorConfig>,
     /// Non-fatal findings (an override that names no tool yet, an open
     /// endpoint in front of credentialed connectors…), printed at boot and by
@@ -167,6 +168,18 @@ pub struct StoreConfig {
     /// `postgres://…`: several replicas share this database. A secret (it
     /// may carry a password): never logged.
     pub postgres_url: Option<Secret>,
+}
+
+/// `[operator]`: the web UI at `/ui` (HTTP only), signed in to with an
+/// operator secret that is separate from every MCP credential.
+#[derive(Debug, Clone)]
+pub struct OperatorConfig {
+    pub enabled: bool,
+    /// `None`: the gateway keeps a generated secret in
+    /// `<data_dir>/operator-secret` (mode 0600).
+    pub secret: Option<Secret>,
+    /// How long a sign-in lasts.
+    pub session: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -403,6 +416,8 @@ pub mod defaults {
     pub const API_MAX_REQUEST_BYTES: u64 = 1024 * 1024;
     pub const APPROVAL_TIMEOUT_MS: u64 = 120_000;
     pub const VAULT_KEY_FILE: &str = "vault.key";
+    pub const OPERATOR_SECRET_FILE: &str = "operator-secret";
+    pub const OPERATOR_SESSION_HOURS: u64 = 12;
     pub const CODE_WORKERS: u64 = 2;
     pub const CODE_MAX_CONCURRENT: u64 = 8;
     pub const CODE_MAX_QUEUED: u64 = 64;

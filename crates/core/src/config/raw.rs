@@ -31,7 +31,18 @@ pub struct RawConfig {
     #[serde(default)]
     pub store: RawStore,
     #[serde(default)]
+    pub operator: RawOperator,
+    #[serde(default)]
     pub connector: Vec<S<RawConnector>>,
+}
+
+/// `[operator]`: the operator web UI at `/ui`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOperator {
+    pub enabled: Option<bool>,
+    pub secret: Option<S<String>>,
+    pub session_hours: Option<S<u64>>,
 }
 
 /// `[store]`: where state lives when not in the embedded SQLite file.

@@ -36,6 +36,10 @@ open = true
 #                                #   (connecta approvals approve ID); never: refuse every destructive call
 # timeout_ms = 120000            # ask: how long a question waits for an answer
 
+# [operator]                     # the web UI at /ui
+# secret = "${CONNECTA_OPERATOR_SECRET}"   # default: generated into data_dir/operator-secret
+# session_hours = 12
+
 # [store]
 # url = "${CONNECTA_DATABASE_URL}"   # PostgreSQL for several replicas (default: SQLite in data_dir)
 
