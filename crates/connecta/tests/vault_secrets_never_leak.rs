@@ -261,3 +261,55 @@ async fn rotation_keeps_values_readable_under_the_new_key_only() {
     );
     assert!(out.contains("different key"), "{out}");
 }
+
+/// A downstream (or a proxy before it) that answers with a page quoting the
+/// Authorization it was sent: the vault value and a config header secret
+/// are redacted in `/health` (open to anyone), the operator's view of it,
+/// and every log line, the MCP library's own included.
+#[tokio::test]
+async fn a_downstream_quoting_the_credential_in_a_failure_leaks_it_nowhere() {
+    const VAULT_VALUE: &str = "VaultMcpSecret-0123456789abcdef";
+    const HEADER_SECRET: &str = "HeaderSecretFromEnv-ZZZ-987654";
+    let peer = HttpPeer::start("http_401_server.py", &["--echo"]).await;
+    let mut gw = Gateway::start_with_env(
+        &format!(
+            "[auth]\nopen = true\n\n[[connector]]\nid = \"vaultmcp\"\nurl = {url}\n[connector.credential]\nlabel = \"token\"\n\n[[connector]]\nid = \"hdrmcp\"\nurl = {url}\nheaders = {{ Authorization = \"Bearer ${{HDR_SECRET}}\" }}\n",
+            url = q(&peer.url())
+        ),
+        &[("HDR_SECRET", HEADER_SECRET), ("RUST_LOG", "trace")],
+    );
+    set_credential(
+        &gw.config_path,
+        "vaultmcp",
+        VAULT_VALUE,
+        &[("HDR_SECRET", HEADER_SECRET)],
+    );
+    let client = connect(&gw.url()).await;
+    for address in ["vaultmcp.anything", "hdrmcp.anything"] {
+        let raw = call_raw(
+            &client,
+            "call_tool",
+            json!({"address": address, "args": {}}),
+        )
+        .await;
+        let text = serde_json::to_string(&raw).expect("serializes");
+        assert_absent("an error the agent saw", text.as_bytes(), VAULT_VALUE);
+        assert_absent("an error the agent saw", text.as_bytes(), HEADER_SECRET);
+    }
+    let health = gw
+        .wait_health("both connectors failed", |h| {
+            h["connectors"]
+                .as_array()
+                .is_some_and(|cs| cs.iter().all(|c| c["lastError"].is_string()))
+        })
+        .await
+        .to_string();
+    assert!(health.contains("auth=Bearer [redacted]"), "{health}");
+    assert_absent("/health", health.as_bytes(), VAULT_VALUE);
+    assert_absent("/health", health.as_bytes(), HEADER_SECRET);
+    gw.stop();
+    let log = gw.stderr();
+    assert!(log.contains("[redacted]"), "the failure was logged");
+    assert_absent("the log", log.as_bytes(), VAULT_VALUE);
+    assert_absent("the log", log.as_bytes(), HEADER_SECRET);
+}

@@ -30,6 +30,9 @@ pub enum CredentialUnavailable {
     WrongKey,
     /// The stored values cannot be read (operator detail).
     Unreadable(String),
+    /// An OAuth connector nobody has consented for yet, or whose consent
+    /// ended (the refresh token was refused).
+    NotAuthorized,
 }
 
 impl CredentialUnavailable {
@@ -46,6 +49,9 @@ impl CredentialUnavailable {
                 "the vault was encrypted with a different key than the gateway has".into()
             }
             CredentialUnavailable::Unreadable(_) => "the stored credential cannot be read".into(),
+            CredentialUnavailable::NotAuthorized => {
+                "nobody has authorized the gateway at its OAuth server yet".into()
+            }
         }
     }
 
@@ -66,6 +72,10 @@ impl CredentialUnavailable {
 pub trait CredentialSource: Send + Sync {
     /// Every field of the slot, in the slot's order.
     async fn load(&self) -> Result<Vec<(String, Secret)>, CredentialUnavailable>;
+
+    /// The downstream refused what `load` gave (HTTP 401): a source that
+    /// can get a new value (an OAuth refresh) should, on the next `load`.
+    async fn rejected(&self) {}
 }
 
 /// A connector's credential slot and where its values come from.
@@ -73,6 +83,9 @@ pub trait CredentialSource: Send + Sync {
 pub struct CredentialBinding {
     pub slot: CredentialSlot,
     pub source: Arc<dyn CredentialSource>,
+    /// Recovered by a person's OAuth consent (`authorize_connector` hands
+    /// out the link), not by an operator setting a value.
+    pub consent: bool,
 }
 
 /// A framed credential, ready to apply last to a request.
@@ -93,11 +106,13 @@ impl CredentialBinding {
     /// Load and frame the credential, or the `auth_required` error that
     /// tells the agent an operator must act.
     pub async fn apply(&self, connector: &str) -> Result<Applied, ToolError> {
-        let values = self
-            .source
-            .load()
-            .await
-            .map_err(|why| auth_required(connector, Some(&self.slot), &why.describe()))?;
+        let values = self.source.load().await.map_err(|why| {
+            if self.consent {
+                consent_required(connector, &why.describe())
+            } else {
+                auth_required(connector, Some(&self.slot), &why.describe())
+            }
+        })?;
         frame(&self.slot, &values).map_err(|why| auth_required(connector, Some(&self.slot), &why))
     }
 
@@ -205,6 +220,26 @@ pub fn auth_required(connector: &str, slot: Option<&CredentialSlot>, why: &str) 
             .detail("fields", slot.fields.clone());
     }
     e
+}
+
+/// The `auth_required` of an OAuth connector: a person must consent, through
+/// the link `authorize_connector` returns.
+pub fn consent_required(connector: &str, why: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::AuthRequired,
+        format!("{connector} needs authorization: {why}"),
+    )
+    .detail("connector", connector)
+    .detail("operation", "call")
+    .detail("recovery", "user_consent")
+    .detail(
+        "retry",
+        "call authorize_connector: it returns a link the user must open to let the gateway in; retry once they have",
+    )
+    .next(NextAction::new(
+        "authorize_connector",
+        json!({ "connector": connector }),
+    ))
 }
 
 #[cfg(test)]

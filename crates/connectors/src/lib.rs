@@ -10,6 +10,7 @@ pub mod api;
 pub mod credential;
 mod http_status;
 mod mcp;
+pub mod oauth;
 mod process;
 
 use std::sync::Arc;

@@ -133,7 +133,7 @@ pub async fn slot_states(
             !config
                 .connectors
                 .iter()
-                .any(|c| c.id == r.connector && c.credential.is_some())
+                .any(|c| c.id == r.connector && (c.credential.is_some() || c.oauth.is_some()))
         })
         .map(|r| Orphan {
             connector: r.connector.clone(),
@@ -199,10 +199,22 @@ pub async fn set(
         connecta_vault::check_value(f, v.expose())
             .map_err(|e| AdminError::Invalid(e.to_string()))?;
     }
+    let created_key = seal_fields(store, keys, id, values).await?;
+    Ok(SetOutcome { created_key })
+}
+
+/// Seal `values` into `connector`'s vault rows (upserted), creating the key
+/// when there is none (`true` then). One vault, one key: values sealed under
+/// another key are never mixed in.
+pub async fn seal_fields(
+    store: Arc<dyn Store>,
+    keys: &KeyLocation,
+    connector: &str,
+    values: &[(String, Secret)],
+) -> Result<bool, AdminError> {
     let (key, _, created_key) = keys
         .load_or_create()
         .map_err(|e| AdminError::Key(e.to_string()))?;
-    // One vault, one key: refuse to mix values sealed under different keys.
     if let Some(other) = store
         .vault_list()
         .await?
@@ -215,10 +227,10 @@ pub async fn set(
         });
     }
     Vault::new(store, key)
-        .set(id, values, now_ms())
+        .set(connector, values, now_ms())
         .await
         .map_err(|e| AdminError::Key(e.to_string()))?;
-    Ok(SetOutcome { created_key })
+    Ok(created_key)
 }
 
 /// The answer of a credential test: `Ok` says what the downstream did,
@@ -237,7 +249,7 @@ pub async fn test(
     let (c, slot) = slot_of(config, id)?;
     // What the downstream says is returned: any secret it quotes back (the
     // vault's values, config header values) is redacted first.
-    let redactor = Redactor::default();
+    let redactor = Redactor::process();
     crate::register_config_secrets(c, &redactor);
     let source = Arc::new(VaultCredentials::new(
         id,
@@ -252,6 +264,7 @@ pub async fn test(
     let binding = CredentialBinding {
         slot: slot.clone(),
         source,
+        consent: false,
     };
     let started = Instant::now();
     let outcome = match &c.kind {

@@ -45,7 +45,7 @@ impl KeyCache {
 
     /// The key to open rows written under `wanted` (a key id): the cached
     /// one when it matches, else whatever the key source holds now.
-    fn key_for(&self, wanted: &str) -> Result<VaultKey, CredentialUnavailable> {
+    pub(crate) fn key_for(&self, wanted: &str) -> Result<VaultKey, CredentialUnavailable> {
         let mut cached = self.key.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(k) = cached.as_ref()
             && k.id() == wanted

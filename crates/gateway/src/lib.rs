@@ -18,6 +18,7 @@ mod context;
 pub mod credential_admin;
 pub mod credentials;
 pub mod meta;
+pub mod oauth_flow;
 mod redact;
 mod shaping;
 pub mod surface;
@@ -60,6 +61,8 @@ pub struct ConnectorHandle {
     pub admission: CallAdmission,
     /// The vault credential of a connector with a `[connector.credential]`.
     pub credential: Option<Arc<VaultCredentials>>,
+    /// The downstream OAuth of a connector with `[connector.oauth]`.
+    pub oauth: Option<Arc<oauth_flow::OAuthCredentials>>,
 }
 
 pub struct Gateway {
@@ -142,7 +145,7 @@ impl Gateway {
     ) -> Result<Arc<Gateway>, StartError> {
         let config = Arc::new(config);
         let keys = Arc::new(KeyCache::new(keys));
-        let redactor = Redactor::default();
+        let redactor = Redactor::process();
         for t in &config.auth.bearer_tokens {
             redactor.add(t.expose());
         }
@@ -162,10 +165,36 @@ impl Gateway {
                     redactor.clone(),
                 ))
             });
-            let binding = credential.as_ref().map(|source| CredentialBinding {
-                slot: source.slot().clone(),
-                source: source.clone(),
-            });
+            let oauth = match (&c.oauth, &c.kind) {
+                (Some(o), ConnectorKind::Mcp(m)) => match &m.transport {
+                    McpTransport::Http { url, .. } => {
+                        Some(Arc::new(oauth_flow::OAuthCredentials::new(
+                            &c.id,
+                            o.clone(),
+                            url,
+                            &config.server.public_url,
+                            store.clone(),
+                            keys.clone(),
+                            redactor.clone(),
+                        )))
+                    }
+                    McpTransport::Stdio { .. } => None,
+                },
+                _ => None,
+            };
+            let binding = match (&credential, &oauth) {
+                (Some(source), _) => Some(CredentialBinding {
+                    slot: source.slot().clone(),
+                    source: source.clone(),
+                    consent: false,
+                }),
+                (None, Some(source)) => Some(CredentialBinding {
+                    slot: oauth_flow::oauth_slot(),
+                    source: source.clone(),
+                    consent: true,
+                }),
+                (None, None) => None,
+            };
             let connector = build_connector(&c, &redactor, binding)?;
             let catalog = Arc::new(CatalogCell::new(
                 connector.clone(),
@@ -180,6 +209,7 @@ impl Gateway {
                 connector,
                 catalog,
                 credential,
+                oauth,
             });
         }
         let code = match &worker {
@@ -288,6 +318,23 @@ impl Gateway {
         self.by_id.get(id).map(|&i| &self.connectors[i])
     }
 
+    /// Finish a downstream OAuth flow at its callback: the connector it
+    /// authorized, or why not (for the log; the browser is told nothing).
+    pub async fn complete_oauth(
+        &self,
+        state: &str,
+        code: Option<&str>,
+        iss: Option<&str>,
+        error: Option<&str>,
+    ) -> Result<String, oauth_flow::CallbackRefusal> {
+        let sources: Vec<(String, Arc<oauth_flow::OAuthCredentials>)> = self
+            .connectors
+            .iter()
+            .filter_map(|h| h.oauth.clone().map(|o| (h.config.id.clone(), o)))
+            .collect();
+        oauth_flow::complete_callback(&sources, state, code, iss, error).await
+    }
+
     pub fn activity(&self) -> &ActivitySink {
         &self.activity
     }
@@ -307,7 +354,12 @@ impl Gateway {
             .map(|h| ConnectorHealth {
                 id: h.config.id.clone(),
                 kind: h.config.kind.as_str(),
-                status: h.connector.status(),
+                status: {
+                    // A downstream's failure may quote what it was sent.
+                    let mut s = h.connector.status();
+                    s.last_error = s.last_error.map(|e| self.redactor.redact(&e).into_owned());
+                    s
+                },
                 catalog: h.catalog.status(),
                 catalog_error: h
                     .catalog

@@ -21,6 +21,14 @@ pub struct Redactor {
 }
 
 impl Redactor {
+    /// The process's redactor: every gateway started in this process adds
+    /// to it, and the log writer scrubs every line through it, so a secret
+    /// a downstream library quotes in its own log line is scrubbed too.
+    pub fn process() -> Redactor {
+        static PROCESS: std::sync::OnceLock<Redactor> = std::sync::OnceLock::new();
+        PROCESS.get_or_init(Redactor::default).clone()
+    }
+
     pub fn add(&self, secret: &str) {
         if secret.len() < MIN_SECRET_LEN {
             return;

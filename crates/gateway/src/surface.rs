@@ -63,7 +63,7 @@ call_destructive_tool {address, args?, reason?, ...} runs anything, including wr
 Every failure is {error: {code, message, retryable, retryAfterMs?, nextAction?}}. If nextAction is present, it is the call to make next. Never retry retryable: false. Wait retryAfterMs before retrying rate_limited or unavailable.
 - unknown_address / unknown_tool: search again.
 - invalid_args: fix the arguments the message points at.
-- auth_required: call authorize_connector {connector}; usually a human operator must act.
+- auth_required: call authorize_connector {connector}. It returns a consent link for the user to open (OAuth connectors; retry after they have), or says what a human operator must set.
 "#;
 
 /// The program guidance appended to the usage guide when code mode is on.

@@ -382,6 +382,9 @@ impl Store for GatedStore {
     async fn vault_delete(&self, connector: &str) -> Result<u64, StoreError> {
         self.inner.vault_delete(connector).await
     }
+    async fn vault_delete_field(&self, connector: &str, field: &str) -> Result<u64, StoreError> {
+        self.inner.vault_delete_field(connector, field).await
+    }
     async fn vault_replace_all(&self, rows: &[VaultRow]) -> Result<(), StoreError> {
         self.inner.vault_replace_all(rows).await
     }

@@ -108,6 +108,10 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
         .route("/health", get(health::health))
         .route("/metrics", get(health::metrics))
         .route(
+            connecta_gateway::oauth_flow::CALLBACK_PATH,
+            get(oauth_callback),
+        )
+        .route(
             "/.well-known/oauth-protected-resource",
             get(protected_resource),
         )
@@ -130,6 +134,66 @@ pub(crate) fn allowed_hosts(config: &connecta_core::config::Config) -> Vec<Strin
     ];
     hosts.extend(config.server.allowed_hosts.iter().cloned());
     hosts
+}
+
+#[derive(serde::Deserialize)]
+struct CallbackParams {
+    state: Option<String>,
+    code: Option<String>,
+    iss: Option<String>,
+    error: Option<String>,
+}
+
+/// Where a person's browser returns from a downstream authorization server.
+/// Every refusal gets the same page (the reason is logged), so nobody can
+/// learn which connectors exist or which states are pending by probing.
+async fn oauth_callback(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    axum::extract::Query(p): axum::extract::Query<CallbackParams>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let outcome = state
+        .gateway
+        .complete_oauth(
+            p.state.as_deref().unwrap_or(""),
+            p.code.as_deref(),
+            p.iss.as_deref(),
+            p.error.as_deref(),
+        )
+        .await;
+    let (status, text) = match outcome {
+        Ok(connector) => {
+            tracing::info!(connector = %connector, "downstream authorization completed");
+            (
+                axum::http::StatusCode::OK,
+                "Authorized. You can close this page and go back to your agent.",
+            )
+        }
+        Err(why) => {
+            tracing::warn!("a downstream authorization callback was refused: {}", why.0);
+            (
+                axum::http::StatusCode::BAD_REQUEST,
+                "This authorization link is not valid (any more). Ask your agent to call authorize_connector again for a new one.",
+            )
+        }
+    };
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>connecta</title><p>{text}</p></html>"
+    );
+    (
+        status,
+        [
+            (axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (axum::http::header::CACHE_CONTROL, "no-store"),
+            (axum::http::header::REFERRER_POLICY, "no-referrer"),
+            (
+                axum::http::header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; frame-ancestors 'none'",
+            ),
+        ],
+        page,
+    )
+        .into_response()
 }
 
 /// RFC 9728 metadata for `/mcp` when `[auth.oauth]` is configured; 404

@@ -58,9 +58,9 @@ function show(v) {
 const dash = () => el('span', { class: 'muted' }, '—');
 
 const TONES = {
-  good: ['ok', 'ready', 'success', 'active', 'allowed-once', 'set'],
-  bad: ['down', 'error', 'revoked', 'rejected', 'refused', 'denied', 'unavailable', 'not set', 'failed'],
-  warn: ['starting', 'pending', 'stale', 'degraded', 'timeout', 'expired', 'cancelled'],
+  good: ['ok', 'ready', 'success', 'active', 'allowed-once', 'set', 'authorized'],
+  bad: ['down', 'error', 'revoked', 'rejected', 'refused', 'denied', 'unavailable', 'not set', 'failed', 'not authorized', 'unreadable'],
+  warn: ['starting', 'pending', 'stale', 'degraded', 'timeout', 'expired', 'cancelled', 'consent required'],
 };
 
 function badge(text) {
@@ -327,6 +327,7 @@ function connectorRow(c, fetchedAt) {
   if (unset.length) {
     problems.push(el('div', {}, el('a', { href: '#credentials' }, `credential not set: ${unset.join(', ')}`)));
   }
+  if (c.oauth) problems.push(oauthStatus(c));
   const refresh = el('button', { type: 'button' }, 'Refresh catalog');
   refresh.addEventListener('click', () => act(refresh, async () => {
     const r = await api('POST', `/ui/api/connections/${enc(c.id)}/refresh`);
@@ -334,6 +335,7 @@ function connectorRow(c, fetchedAt) {
     state.keys.connections = null;
     await loadConnections();
   }));
+  const actions = [refresh, ...(c.oauth ? oauthButtons(c) : [])];
   return el('tr', { dataset: { connector: c.id } },
     el('td', {}, el('strong', {}, show(c.id))),
     el('td', {}, show(c.kind)),
@@ -345,8 +347,50 @@ function connectorRow(c, fetchedAt) {
     ] : dash()),
     el('td', { title: c.pid ? `pid ${c.pid}` : null }, show(c.restarts ?? 0)),
     el('td', { class: 'problem' }, problems.length ? problems : ''),
-    el('td', { class: 'actions' }, refresh),
+    el('td', { class: 'actions' }, actions),
   );
+}
+
+// A connector with [connector.oauth]: where its downstream authorization
+// stands, and the consent link while one is pending. The link is only ever
+// an http(s) URL (the gateway checks it too).
+function oauthStatus(c) {
+  const o = c.oauth;
+  const parts = ['OAuth: ', badge(show(o.status).replace(/_/g, ' '))];
+  const url = show(o.authorizationUrl);
+  if (o.status === 'consent_required' && /^https?:\/\//i.test(url)) {
+    parts.push(' ', el('a', { href: url, target: '_blank', rel: 'noopener noreferrer', dataset: { consent: c.id } },
+      'open the consent page'));
+  }
+  if (o.problem) parts.push(' ', show(o.problem));
+  return el('div', { dataset: { col: 'oauth' } }, parts);
+}
+
+function oauthButtons(c) {
+  const url = `/ui/api/connections/${enc(c.id)}`;
+  const authorized = c.oauth.status === 'authorized';
+  const start = el('button', { type: 'button', dataset: { oauth: 'authorize' } }, authorized ? 'Re-authorize' : 'Authorize');
+  start.addEventListener('click', () => act(start, async () => {
+    const r = await api('POST', `${url}/authorize`, { force: authorized });
+    flash(r.status === 'authorized'
+      ? `${c.id} is authorized.`
+      : `Open the consent page for ${c.id} (link in the row); it works once, for ten minutes.`);
+    state.keys.connections = null;
+    await loadConnections();
+  }));
+  const buttons = [start];
+  if (c.oauth.status !== 'not_authorized') {
+    const forget = el('button', { type: 'button', dataset: { oauth: 'forget' } }, 'Forget');
+    forget.addEventListener('click', () => act(forget, async () => {
+      if (!window.confirm(`Forget ${c.id}'s tokens? Calls will need a new consent.`)) return;
+      await api('DELETE', `${url}/authorization`);
+      flash(`${c.id}'s authorization was removed.`);
+      state.keys.connections = null;
+      await loadConnections();
+    }));
+    buttons.push(forget);
+  }
+  return buttons;
 }
 
 // ---------------------------------------------------------------- credentials

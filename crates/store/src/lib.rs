@@ -175,6 +175,10 @@ pub trait Store: Send + Sync {
     async fn vault_get(&self, connector: &str) -> Result<Vec<VaultRow>, StoreError>;
     async fn vault_list(&self) -> Result<Vec<VaultRow>, StoreError>;
     async fn vault_delete(&self, connector: &str) -> Result<u64, StoreError>;
+    /// Deletes one field; the count (0 or 1) says whether this call took it,
+    /// so a one-time value (an OAuth flow's state) is used once across
+    /// replicas.
+    async fn vault_delete_field(&self, connector: &str, field: &str) -> Result<u64, StoreError>;
     /// Replace every vault row at once (key rotation), atomically.
     async fn vault_replace_all(&self, rows: &[VaultRow]) -> Result<(), StoreError>;
 

@@ -338,6 +338,15 @@ macro_rules! impl_store {
                     .rows_affected())
             }
 
+            async fn vault_delete_field(&self, connector: &str, field: &str) -> Result<u64, StoreError> {
+                Ok(sqlx::query($sql("DELETE FROM vault WHERE connector = ? AND field = ?"))
+                    .bind(connector)
+                    .bind(field)
+                    .execute(&self.pool)
+                    .await?
+                    .rows_affected())
+            }
+
             async fn vault_replace_all(&self, rows: &[VaultRow]) -> Result<(), StoreError> {
                 let mut tx = self.pool.begin().await?;
                 sqlx::query($sql("DELETE FROM vault")).execute(&mut *tx).await?;

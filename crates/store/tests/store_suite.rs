@@ -92,6 +92,7 @@ on_both_backends!(
     activity_pages_newest_first_and_filters,
     the_writer_batches_and_flushes,
     vault_rows_upsert_and_replace_atomically,
+    one_vault_field_is_deleted_once,
     catalogs_persist,
     access_tokens_are_found_by_digest_and_a_live_name_is_unique,
     a_live_token_is_renamed_by_id_and_a_taken_name_conflicts,
@@ -288,6 +289,40 @@ async fn catalogs_persist(s: Arc<dyn Store>) {
         Some(("f2".into(), "k2".into()))
     );
     assert_eq!(s.catalog_get("zz").await.expect("get"), None);
+}
+
+async fn one_vault_field_is_deleted_once(s: Arc<dyn Store>) {
+    let row = |field: &str| VaultRow {
+        connector: "gh".into(),
+        field: field.into(),
+        ciphertext: vec![1, 2, 3],
+        nonce: vec![4; 12],
+        key_id: "k1".into(),
+        updated_at_ms: 10,
+    };
+    s.vault_put(&[row("oauth.pending"), row("oauth.tokens")])
+        .await
+        .expect("put");
+    assert_eq!(
+        s.vault_delete_field("gh", "oauth.pending")
+            .await
+            .expect("first"),
+        1
+    );
+    assert_eq!(
+        s.vault_delete_field("gh", "oauth.pending")
+            .await
+            .expect("again"),
+        0
+    );
+    let left: Vec<String> = s
+        .vault_get("gh")
+        .await
+        .expect("get")
+        .into_iter()
+        .map(|r| r.field)
+        .collect();
+    assert_eq!(left, ["oauth.tokens"]);
 }
 
 fn token(id: &str, name: &str, digest: u8, created: i64) -> AccessTokenRow {

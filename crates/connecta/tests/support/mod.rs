@@ -530,6 +530,11 @@ impl HttpPeer {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().expect("addr").port();
         drop(listener);
+        HttpPeer::start_on(port, script, args).await
+    }
+
+    /// [`HttpPeer::start`] on a given port (a peer restarted in place).
+    pub async fn start_on(port: u16, script: &str, args: &[&str]) -> HttpPeer {
         let child = Command::new(python())
             .arg(peers().join(script))
             .arg(port.to_string())

@@ -135,8 +135,9 @@ enum Transport {
 pub struct McpConnector {
     shared: Arc<Shared>,
     transport: Transport,
-    /// The credential slot, so an `auth_required` names its label and fields.
-    slot: Option<connecta_core::config::CredentialSlot>,
+    /// The credential, so an `auth_required` names its label and fields (or
+    /// asks for consent) and a refusal reaches its source.
+    credential: Option<CredentialBinding>,
 }
 
 impl McpConnector {
@@ -190,22 +191,36 @@ impl McpConnector {
         McpConnector {
             shared,
             transport,
-            slot: credential.map(|c| c.slot),
+            credential,
         }
     }
 
     /// An `auth_required` from the downstream gets the slot's label and
     /// fields, so the agent can say exactly what an operator must set.
-    fn enrich(&self, mut e: ToolError) -> ToolError {
-        if e.code == ErrorCode::AuthRequired
-            && let Some(slot) = &self.slot
-            && !e.details.contains_key("label")
-        {
-            e = e
-                .detail("label", slot.label.clone())
-                .detail("fields", slot.fields.clone());
+    /// An OAuth connector's refusal asks for consent instead, and tells the
+    /// source its token was refused.
+    async fn enrich(&self, e: ToolError) -> ToolError {
+        let Some(binding) = &self.credential else {
+            return e;
+        };
+        if e.code != ErrorCode::AuthRequired {
+            return e;
         }
-        e
+        if binding.consent {
+            if e.details.get("recovery").and_then(Value::as_str) == Some("user_consent") {
+                return e;
+            }
+            binding.source.rejected().await;
+            return crate::credential::consent_required(
+                &self.shared.id,
+                "the downstream refused the gateway's token",
+            );
+        }
+        if e.details.contains_key("label") {
+            return e;
+        }
+        e.detail("label", binding.slot.label.clone())
+            .detail("fields", binding.slot.fields.clone())
     }
 
     /// The current session, connecting (HTTP) or waiting for the supervisor
@@ -288,7 +303,10 @@ impl Connector for McpConnector {
     }
 
     async fn list_tools(&self, timeout: Duration) -> Result<Vec<ToolDef>, ToolError> {
-        self.list_inner(timeout).await.map_err(|e| self.enrich(e))
+        match self.list_inner(timeout).await {
+            Ok(tools) => Ok(tools),
+            Err(e) => Err(self.enrich(e).await),
+        }
     }
 
     async fn call(
@@ -297,9 +315,10 @@ impl Connector for McpConnector {
         args: Map<String, Value>,
         options: CallOptions,
     ) -> Result<ToolResult, ToolError> {
-        self.call_inner(tool, args, options)
-            .await
-            .map_err(|e| self.enrich(e))
+        match self.call_inner(tool, args, options).await {
+            Ok(r) => Ok(r),
+            Err(e) => Err(self.enrich(e).await),
+        }
     }
 
     fn status(&self) -> ConnectorStatus {

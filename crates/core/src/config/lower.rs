@@ -136,7 +136,7 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
     if auth.open
         && connectors
             .iter()
-            .any(|c| c.credential.is_some() || has_static_secret(c))
+            .any(|c| c.credential.is_some() || c.oauth.is_some() || has_static_secret(c))
     {
         warnings.push(
             "the /mcp endpoint is open (auth.open = true) and fronts connectors that hold credentials".into(),
@@ -736,6 +736,10 @@ fn lower_connector(
     if let (Some(kind), Some(slot), Some(c)) = (&kind, &credential, &raw.credential) {
         check_credential_fits(kind, slot, c.span(), sink);
     }
+    let oauth = raw
+        .oauth
+        .as_ref()
+        .and_then(|o| lower_connector_oauth(o, kind.as_ref(), raw.credential.is_some(), sink));
     let timeout = Duration::from_millis(
         raw.timeout_ms
             .as_ref()
@@ -771,6 +775,83 @@ fn lower_connector(
         rate_limit,
         approval,
         credential,
+        oauth,
+    })
+}
+
+fn lower_connector_oauth(
+    raw: &Spanned<RawConnectorOAuth>,
+    kind: Option<&ConnectorKind>,
+    has_credential: bool,
+    sink: &mut Sink<'_>,
+) -> Option<ConnectorOAuth> {
+    let span = raw.span();
+    let o = raw.get_ref();
+    let mut ok = true;
+    match kind {
+        Some(ConnectorKind::Mcp(m)) => match &m.transport {
+            McpTransport::Http { headers, .. } => {
+                if headers
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+                {
+                    sink.at(
+                        span.clone(),
+                        "[connector.oauth] puts its token in the Authorization header; remove Authorization from `headers`",
+                    );
+                    ok = false;
+                }
+            }
+            McpTransport::Stdio { .. } => {
+                sink.at(
+                    span.clone(),
+                    "[connector.oauth] applies to mcp connectors over HTTP (`url`); a stdio child gets its secrets with env = { NAME = \"${VAR}\" }",
+                );
+                ok = false;
+            }
+        },
+        Some(ConnectorKind::Api(_)) => {
+            sink.at(
+                span.clone(),
+                "[connector.oauth] applies to mcp connectors over HTTP; an api connector takes a [connector.credential]",
+            );
+            ok = false;
+        }
+        None => ok = false,
+    }
+    if has_credential {
+        sink.at(
+            span.clone(),
+            "a connector takes [connector.oauth] or [connector.credential], not both",
+        );
+        ok = false;
+    }
+    if let Some(s) = &o.client_secret
+        && o.client_id.is_none()
+    {
+        sink.at(s.span(), "oauth.client_secret needs oauth.client_id");
+        ok = false;
+    }
+    if let Some(a) = &o.authorization_server {
+        let text = a.get_ref();
+        let loopback_http =
+            text.starts_with("http://") && host_of(text).is_some_and(is_loopback_host);
+        if !(text.starts_with("https://") || loopback_http) {
+            sink.at(
+                a.span(),
+                "oauth.authorization_server must be an https:// URL (http:// only on a loopback host)",
+            );
+            ok = false;
+        }
+    }
+    ok.then(|| ConnectorOAuth {
+        scopes: o.scopes.clone().unwrap_or_default(),
+        client_id: o.client_id.clone(),
+        client_secret: o
+            .client_secret
+            .as_ref()
+            .map(|s| Secret::new(s.get_ref().clone())),
+        authorization_server: o.authorization_server.as_ref().map(|a| a.get_ref().clone()),
     })
 }
 

@@ -211,6 +211,23 @@ pub struct ConnectorConfig {
     pub rate_limit: Option<RateLimit>,
     pub approval: Option<ApprovalPolicy>,
     pub credential: Option<CredentialSlot>,
+    pub oauth: Option<ConnectorOAuth>,
+}
+
+/// `[connector.oauth]` on an mcp connector over HTTP: the gateway gets its
+/// own access token from the downstream's authorization server (discovered
+/// from the server, or `authorization_server`), after a person consents.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectorOAuth {
+    /// Scopes to ask for (none: the server's default).
+    pub scopes: Vec<String>,
+    /// A client registered by hand; without it the gateway registers itself
+    /// (dynamic client registration).
+    pub client_id: Option<String>,
+    pub client_secret: Option<Secret>,
+    /// The issuer, when the server does not publish protected-resource
+    /// metadata.
+    pub authorization_server: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

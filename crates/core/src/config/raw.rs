@@ -174,6 +174,8 @@ pub struct RawConnector {
 
     // credential slot (vault)
     pub credential: Option<S<RawCredential>>,
+    // downstream OAuth (mcp over HTTP)
+    pub oauth: Option<S<RawConnectorOAuth>>,
 
     // every kind
     pub timeout_ms: Option<S<u64>>,
@@ -206,6 +208,17 @@ pub struct RawOverride {
 pub struct RawRateLimit {
     pub calls: u64,
     pub per_secs: u64,
+}
+
+/// `[connector.oauth]`: the gateway authorizes itself at the downstream's
+/// OAuth authorization server, with a person's consent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConnectorOAuth {
+    pub scopes: Option<Vec<String>>,
+    pub client_id: Option<String>,
+    pub client_secret: Option<S<String>>,
+    pub authorization_server: Option<S<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -62,6 +62,13 @@ guide = "A small in-memory notebook. Search notes before reading them; creating 
 # url = "http://127.0.0.1:3001/mcp"
 # headers = { Authorization = "Bearer ${EVERYTHING_TOKEN}" }
 
+# A downstream MCP server behind OAuth 2.1: the agent gets a consent link
+# for the user from authorize_connector (or see the operator UI).
+# [[connector]]
+# id = "tracker"
+# url = "https://tracker.example.com/mcp"
+# [connector.oauth]
+
 # A downstream MCP server as a child process:
 # [[connector]]
 # id = "memory"

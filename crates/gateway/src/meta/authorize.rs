@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{MetaOutput, parse_args};
+use crate::oauth_flow::OAuthStatus;
 use crate::{Gateway, VaultCredentials};
 
 #[derive(Debug, Deserialize)]
@@ -24,7 +25,6 @@ impl Gateway {
         args: Map<String, Value>,
     ) -> Result<MetaOutput, ToolError> {
         let a: Args = parse_args("authorize_connector", args)?;
-        let _ = a.force;
         let Some(h) = self.connector(&a.connector) else {
             let known: Vec<&str> = self
                 .connectors()
@@ -41,6 +41,10 @@ impl Gateway {
             ));
         };
         let id = h.config.id.as_str();
+        if let Some(oauth) = &h.oauth {
+            let status = oauth.authorize(a.force.unwrap_or(false)).await?;
+            return Ok(MetaOutput::value(oauth_answer(id, status)));
+        }
         if let Some(source) = &h.credential {
             return Ok(MetaOutput::value(credential_status(id, source).await));
         }
@@ -78,6 +82,39 @@ impl Gateway {
     }
 }
 
+/// What the agent is told about an OAuth connector: authorized, or the
+/// link the user must open.
+fn oauth_answer(id: &str, status: OAuthStatus) -> Value {
+    match status {
+        OAuthStatus::Authorized {
+            issuer,
+            expires_at_ms,
+        } => json!({
+            "connector": id,
+            "status": "authorized",
+            "issuer": issuer,
+            "expiresAtMs": expires_at_ms,
+            "message": format!("{id} is authorized. If calls still fail with auth_required, the authorization was withdrawn: call authorize_connector with force: true for a new consent link."),
+        }),
+        OAuthStatus::ConsentRequired {
+            authorization_url,
+            expires_at_ms,
+        } => json!({
+            "connector": id,
+            "status": "consent_required",
+            "recovery": "user_consent",
+            "authorizationUrl": authorization_url,
+            "expiresAtMs": expires_at_ms,
+            "message": format!("Give the user this link and ask them to open it and allow access: it lets connecta act for them at {id}'s authorization server. It works once, for ten minutes; asking again before then returns the same link. Retry the call once they have."),
+        }),
+        OAuthStatus::NotAuthorized => json!({
+            "connector": id,
+            "status": "not_authorized",
+            "message": format!("{id} is not authorized; call authorize_connector again for a consent link."),
+        }),
+    }
+}
+
 /// A connector with a vault credential slot: configured, or what an
 /// operator must set and how. Never a value, never a masked value either.
 async fn credential_status(id: &str, source: &VaultCredentials) -> Value {
@@ -87,7 +124,7 @@ async fn credential_status(id: &str, source: &VaultCredentials) -> Value {
         "cli": format!("connecta credential set {id}"),
         "fields": slot.fields.iter().map(|f| format!("connecta credential set {id} --field {f}")).collect::<Vec<_>>(),
         "test": format!("connecta credential test {id}"),
-        "ui": "not available in this version",
+        "ui": "the Credentials tab of the operator UI (/ui)",
     });
     match source.load().await {
         Ok(_) => json!({
@@ -102,6 +139,7 @@ async fn credential_status(id: &str, source: &VaultCredentials) -> Value {
                 CredentialUnavailable::NoKey(_) => "vault_key_missing",
                 CredentialUnavailable::WrongKey => "vault_key_mismatch",
                 CredentialUnavailable::Unreadable(_) => "unreadable",
+                CredentialUnavailable::NotAuthorized => "not_authorized",
             };
             let mut v = json!({
                 "connector": id,

@@ -192,6 +192,12 @@ pub(crate) async fn connections(State(state): State<AppState>, _: Signed) -> Res
             if let Some(slot) = slots.iter().find(|s| s.connector == id) {
                 c["credential"] = json!({ "label": slot.label, "fields": slot.fields });
             }
+            if let Some(oauth) = g.connector(&id).and_then(|h| h.oauth.clone()) {
+                c["oauth"] = match oauth.status().await {
+                    Ok(s) => serde_json::to_value(s).unwrap_or(Value::Null),
+                    Err(e) => json!({ "status": "unreadable", "problem": e.operator_detail() }),
+                };
+            }
         }
     }
     let now = now_ms();
@@ -225,6 +231,71 @@ pub(crate) async fn connection_refresh(
                 state.gateway.redactor.redact(&e.message)
             ),
         ),
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct AuthorizeBody {
+    #[serde(default)]
+    force: bool,
+}
+
+/// Start (or resume) a connector's downstream OAuth: the consent link the
+/// operator opens, or that it is authorized already.
+pub(crate) async fn connection_authorize(
+    State(state): State<AppState>,
+    signed: Signed,
+    Path(id): Path<String>,
+    bytes: Bytes,
+) -> Response {
+    let req: AuthorizeBody = if bytes.is_empty() {
+        AuthorizeBody::default()
+    } else {
+        match body(&bytes) {
+            Ok(r) => r,
+            Err(res) => return res,
+        }
+    };
+    let Some(oauth) = state.gateway.connector(&id).and_then(|h| h.oauth.clone()) else {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            format!(
+                "there is no connector \"{}\" with [connector.oauth]",
+                clamp_text(&id, 64)
+            ),
+        );
+    };
+    tracing::info!(operator = %signed.0.name, connector = %id, force = req.force, "operator asked for a downstream authorization");
+    match oauth.authorize(req.force).await {
+        Ok(s) => Json(s).into_response(),
+        Err(e) => refuse(
+            StatusCode::BAD_GATEWAY,
+            state.gateway.redactor.redact(&e.message).into_owned(),
+        ),
+    }
+}
+
+/// Forget a connector's downstream tokens and pending consent.
+pub(crate) async fn connection_deauthorize(
+    State(state): State<AppState>,
+    signed: Signed,
+    Path(id): Path<String>,
+) -> Response {
+    let Some(oauth) = state.gateway.connector(&id).and_then(|h| h.oauth.clone()) else {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            format!(
+                "there is no connector \"{}\" with [connector.oauth]",
+                clamp_text(&id, 64)
+            ),
+        );
+    };
+    match oauth.forget().await {
+        Ok(n) => {
+            tracing::info!(operator = %signed.0.name, connector = %id, "operator removed a downstream authorization");
+            Json(json!({ "removed": n })).into_response()
+        }
+        Err(e) => refuse(StatusCode::SERVICE_UNAVAILABLE, e),
     }
 }
 

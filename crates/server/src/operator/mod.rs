@@ -122,6 +122,14 @@ pub(crate) fn routes(state: &AppState) -> Router<AppState> {
         )
         .route("/connections", get(api::connections))
         .route("/connections/{id}/refresh", post(api::connection_refresh))
+        .route(
+            "/connections/{id}/authorize",
+            post(api::connection_authorize),
+        )
+        .route(
+            "/connections/{id}/authorization",
+            axum::routing::delete(api::connection_deauthorize),
+        )
         .route("/credentials", get(api::credentials))
         .route(
             "/credentials/{id}",

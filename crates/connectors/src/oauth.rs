@@ -1,0 +1,663 @@
+//! Downstream OAuth 2.1 as the MCP authorization spec asks of a client, the
+//! protocol half: find the authorization server (RFC 9728 protected-resource
+//! metadata, then RFC 8414 / OpenID metadata, with the issuer checked),
+//! register (RFC 7591), build the PKCE authorization URL with the RFC 8707
+//! `resource`, and exchange a code or a refresh token for tokens.
+//!
+//! Keeping state (the vault rows, the pending flow, the callback) is the
+//! gateway's; nothing here stores anything.
+//!
+//! Architecture invariants: every URL fetched or handed out is https, or
+//! http on a loopback host; no redirect is followed; no error built here
+//! contains a token, a code, a verifier or a client secret (the server's
+//! own `error` / `error_description` are quoted, clamped).
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use connecta_core::error::clamp_text;
+use connecta_core::secret::Secret;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::Url;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Metadata and token answers larger than this are refused.
+const MAX_ANSWER_BYTES: usize = 256 * 1024;
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// Error text quoted from a server is cut here.
+const MAX_QUOTED: usize = 300;
+
+/// `application/x-www-form-urlencoded` and query values: all but unreserved.
+const FORM: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OAuthError {
+    /// The server's metadata is missing, unreadable or not acceptable.
+    #[error("{0}")]
+    Discovery(String),
+    #[error("dynamic client registration failed: {0}")]
+    Registration(String),
+    /// The token endpoint refused (`error` as the server said it).
+    #[error("the token endpoint refused: {error}{}", description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    Token {
+        error: String,
+        description: Option<String>,
+    },
+    #[error("{0}")]
+    Transport(String),
+}
+
+impl OAuthError {
+    /// The refresh token is no good any more: a new consent is needed.
+    pub fn is_invalid_grant(&self) -> bool {
+        matches!(self, OAuthError::Token { error, .. } if error == "invalid_grant")
+    }
+
+    /// The server no longer knows the gateway's client (it forgot its
+    /// registrations, or the client was removed): register again.
+    pub fn is_unknown_client(&self) -> bool {
+        matches!(self, OAuthError::Token { error, .. }
+            if error == "invalid_client" || error == "unauthorized_client")
+    }
+}
+
+/// What the gateway needs to know about one downstream's authorization
+/// server, from discovery (kept with the registration).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    pub issuer: String,
+    pub authorization_endpoint: String,
+    pub token_endpoint: String,
+    #[serde(default)]
+    pub registration_endpoint: Option<String>,
+    #[serde(default)]
+    pub scopes_supported: Vec<String>,
+    /// RFC 9207: the server puts `iss` on its redirects; a callback
+    /// without it is refused.
+    #[serde(default)]
+    pub iss_in_response: bool,
+    #[serde(default)]
+    pub auth_methods: Vec<String>,
+    /// The resource the tokens are for (RFC 8707): the MCP endpoint.
+    pub resource: String,
+}
+
+/// A registered client.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClientCredentials {
+    pub client_id: String,
+    #[serde(default)]
+    pub client_secret: Option<String>,
+}
+
+/// Tokens from the token endpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tokens {
+    pub access_token: String,
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+    /// When the access token stops working, if the server said.
+    #[serde(default)]
+    pub expires_at_ms: Option<i64>,
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// When these tokens were obtained (to refresh a short-lived token
+    /// halfway through its life).
+    #[serde(default)]
+    pub obtained_at_ms: i64,
+}
+
+/// An HTTP client for the authorization server: no redirects, a timeout.
+pub fn http_client() -> Result<reqwest::Client, OAuthError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TIMEOUT)
+        .build()
+        .map_err(|e| OAuthError::Transport(format!("no HTTP client: {e}")))
+}
+
+/// https anywhere, http only on a loopback host.
+pub fn acceptable_url(text: &str) -> Result<Url, String> {
+    let url =
+        Url::parse(text).map_err(|e| format!("{} is not a URL: {e}", clamp_text(text, 200)))?;
+    let loopback = match url.host() {
+        Some(url::Host::Domain(d)) => d == "localhost",
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if loopback => Ok(url),
+        _ => Err(format!(
+            "{} must be https (http only on a loopback host)",
+            clamp_text(text, 200)
+        )),
+    }
+}
+
+/// `issuer` values compare equal when they differ only by a trailing `/`.
+fn same_issuer(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+async fn get_json(http: &reqwest::Client, url: &Url) -> Result<Option<Value>, OAuthError> {
+    let res = http
+        .get(url.clone())
+        .header("accept", "application/json")
+        .send()
+        .await
+        .map_err(|e| OAuthError::Transport(format!("{url} could not be fetched: {e}")))?;
+    if res.status().as_u16() == 404 {
+        return Ok(None);
+    }
+    if !res.status().is_success() {
+        return Err(OAuthError::Discovery(format!(
+            "{url} answered HTTP {}",
+            res.status().as_u16()
+        )));
+    }
+    let bytes = read_capped(res).await?;
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| OAuthError::Discovery(format!("{url} is not JSON: {e}")))
+}
+
+async fn read_capped(mut res: reqwest::Response) -> Result<Vec<u8>, OAuthError> {
+    let mut out = Vec::new();
+    while let Some(chunk) = res
+        .chunk()
+        .await
+        .map_err(|e| OAuthError::Transport(format!("the answer broke off: {e}")))?
+    {
+        if out.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Err(OAuthError::Transport(format!(
+                "the answer is larger than {MAX_ANSWER_BYTES} bytes"
+            )));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// The first of `urls` that answers (a 404 is "not here", anything else
+/// that fails is an error).
+async fn first_json(http: &reqwest::Client, urls: Vec<Url>) -> Result<Option<Value>, OAuthError> {
+    for url in urls {
+        if let Some(v) = get_json(http, &url).await? {
+            return Ok(Some(v));
+        }
+    }
+    Ok(None)
+}
+
+/// The strings of the array at `key` (none when it is not an array).
+fn strings(v: &Value, key: &str) -> Vec<String> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `{origin}/.well-known/{name}{path}` (RFC 8414 / 9728 path insertion),
+/// then, for a URL with a path, `{origin}/.well-known/{name}`.
+fn well_known(base: &Url, name: &str) -> Vec<Url> {
+    let path = base.path().trim_end_matches('/');
+    let mut out = Vec::new();
+    let mut at = base.clone();
+    at.set_query(None);
+    at.set_fragment(None);
+    at.set_path(&format!("/.well-known/{name}{path}"));
+    out.push(at.clone());
+    if !path.is_empty() {
+        at.set_path(&format!("/.well-known/{name}"));
+        out.push(at);
+    }
+    out
+}
+
+/// Find the authorization server of the MCP endpoint `resource`: its
+/// protected-resource metadata names the issuer (or `issuer` is given by the
+/// operator), whose metadata must name itself the same issuer and support
+/// PKCE with S256.
+pub async fn discover(
+    http: &reqwest::Client,
+    resource: &str,
+    issuer: Option<&str>,
+) -> Result<ServerInfo, OAuthError> {
+    let resource_url = acceptable_url(resource).map_err(OAuthError::Discovery)?;
+    // The resource's own scopes are the ones to ask for (MCP authorization);
+    // the server's list is the fallback.
+    let mut resource_scopes = Vec::new();
+    let issuer = match issuer {
+        Some(i) => i.to_owned(),
+        None => {
+            let found =
+                first_json(http, well_known(&resource_url, "oauth-protected-resource")).await?;
+            let prm = found.ok_or_else(|| {
+                OAuthError::Discovery(format!(
+                    "{resource} publishes no protected-resource metadata (RFC 9728); set [connector.oauth] authorization_server"
+                ))
+            })?;
+            resource_scopes = strings(&prm, "scopes_supported");
+            prm.get("authorization_servers")
+                .and_then(Value::as_array)
+                .and_then(|a| a.first())
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    OAuthError::Discovery(format!(
+                        "the protected-resource metadata of {resource} names no authorization server"
+                    ))
+                })?
+        }
+    };
+    let issuer_url = acceptable_url(&issuer).map_err(OAuthError::Discovery)?;
+    let mut candidates = well_known(&issuer_url, "oauth-authorization-server");
+    candidates.extend(well_known(&issuer_url, "openid-configuration"));
+    let meta = first_json(http, candidates).await?.ok_or_else(|| {
+        OAuthError::Discovery(format!(
+            "the authorization server {issuer} publishes no metadata (RFC 8414 or OpenID)"
+        ))
+    })?;
+    let text = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_owned);
+    let list = |k: &str| strings(&meta, k);
+    let claimed = text("issuer").unwrap_or_default();
+    if !same_issuer(&claimed, &issuer) {
+        return Err(OAuthError::Discovery(format!(
+            "the authorization server's metadata names issuer {} instead of {issuer}; refusing it",
+            clamp_text(&claimed, 200)
+        )));
+    }
+    if !list("code_challenge_methods_supported")
+        .iter()
+        .any(|m| m == "S256")
+    {
+        return Err(OAuthError::Discovery(format!(
+            "the authorization server {issuer} does not say it supports PKCE with S256"
+        )));
+    }
+    let endpoint = |k: &str| -> Result<String, OAuthError> {
+        let v = text(k).ok_or_else(|| {
+            OAuthError::Discovery(format!("the authorization server's metadata has no {k}"))
+        })?;
+        acceptable_url(&v).map_err(OAuthError::Discovery)?;
+        Ok(v)
+    };
+    let registration_endpoint = match text("registration_endpoint") {
+        Some(_) => Some(endpoint("registration_endpoint")?),
+        None => None,
+    };
+    Ok(ServerInfo {
+        issuer: claimed,
+        authorization_endpoint: endpoint("authorization_endpoint")?,
+        token_endpoint: endpoint("token_endpoint")?,
+        registration_endpoint,
+        scopes_supported: if resource_scopes.is_empty() {
+            list("scopes_supported")
+        } else {
+            resource_scopes
+        },
+        iss_in_response: meta
+            .get("authorization_response_iss_parameter_supported")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        auth_methods: list("token_endpoint_auth_methods_supported"),
+        resource: resource.to_owned(),
+    })
+}
+
+/// Register the gateway as a client with `redirect_uri` (RFC 7591): a
+/// public client when the server allows it, else one with a secret.
+pub async fn register(
+    http: &reqwest::Client,
+    info: &ServerInfo,
+    redirect_uri: &str,
+    scopes: &[String],
+) -> Result<ClientCredentials, OAuthError> {
+    let Some(endpoint) = &info.registration_endpoint else {
+        return Err(OAuthError::Registration(format!(
+            "the authorization server {} offers no dynamic client registration; register a client there and set [connector.oauth] client_id",
+            info.issuer
+        )));
+    };
+    let method = if info.auth_methods.iter().any(|m| m == "none") {
+        "none"
+    } else {
+        "client_secret_post"
+    };
+    let mut body = serde_json::json!({
+        "client_name": "connecta",
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": method,
+    });
+    if !scopes.is_empty() {
+        body["scope"] = Value::String(scopes.join(" "));
+    }
+    let res = http
+        .post(endpoint)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| OAuthError::Transport(format!("{endpoint} could not be reached: {e}")))?;
+    let status = res.status().as_u16();
+    let bytes = read_capped(res).await?;
+    let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    if !(200..300).contains(&status) {
+        return Err(OAuthError::Registration(format!(
+            "HTTP {status}: {}",
+            quoted_error(&v)
+        )));
+    }
+    let client_id = v
+        .get("client_id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| OAuthError::Registration("the answer has no client_id".into()))?;
+    Ok(ClientCredentials {
+        client_id: client_id.to_owned(),
+        client_secret: v
+            .get("client_secret")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+fn quoted_error(v: &Value) -> String {
+    let e = v
+        .get("error")
+        .and_then(Value::as_str)
+        .unwrap_or("no error code");
+    match v.get("error_description").and_then(Value::as_str) {
+        Some(d) => clamp_text(&format!("{e} ({d})"), MAX_QUOTED).into_owned(),
+        None => clamp_text(e, MAX_QUOTED).into_owned(),
+    }
+}
+
+/// A PKCE pair (RFC 7636): the verifier (256 random bits) and its S256
+/// challenge.
+pub fn pkce() -> (Secret, String) {
+    let verifier = random_token();
+    let challenge = URL_SAFE_NO_PAD.encode(sha256(verifier.as_bytes()));
+    (Secret::new(verifier), challenge)
+}
+
+/// 256 random bits, base64url: states and verifiers.
+pub fn random_token() -> String {
+    use rand::RngExt;
+    let mut bytes = [0u8; 32];
+    rand::rng().fill(&mut bytes);
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
+/// The URL a person opens to consent.
+pub fn authorization_url(
+    info: &ServerInfo,
+    client: &ClientCredentials,
+    redirect_uri: &str,
+    scopes: &[String],
+    state: &str,
+    challenge: &str,
+) -> String {
+    let mut pairs = vec![
+        ("response_type", "code".to_owned()),
+        ("client_id", client.client_id.clone()),
+        ("redirect_uri", redirect_uri.to_owned()),
+        ("state", state.to_owned()),
+        ("code_challenge", challenge.to_owned()),
+        ("code_challenge_method", "S256".to_owned()),
+        ("resource", info.resource.clone()),
+    ];
+    if !scopes.is_empty() {
+        pairs.push(("scope", scopes.join(" ")));
+    }
+    let sep = if info.authorization_endpoint.contains('?') {
+        '&'
+    } else {
+        '?'
+    };
+    format!("{}{sep}{}", info.authorization_endpoint, form(&pairs))
+}
+
+fn form(pairs: &[(&str, String)]) -> String {
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{k}={}", utf8_percent_encode(v, FORM)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+async fn token_request(
+    http: &reqwest::Client,
+    info: &ServerInfo,
+    client: &ClientCredentials,
+    mut pairs: Vec<(&str, String)>,
+    now_ms: i64,
+) -> Result<Tokens, OAuthError> {
+    pairs.push(("client_id", client.client_id.clone()));
+    if let Some(s) = &client.client_secret {
+        pairs.push(("client_secret", s.clone()));
+    }
+    pairs.push(("resource", info.resource.clone()));
+    let res = http
+        .post(&info.token_endpoint)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("accept", "application/json")
+        .body(form(&pairs))
+        .send()
+        .await
+        .map_err(|e| {
+            OAuthError::Transport(format!(
+                "{} could not be reached: {}",
+                info.token_endpoint,
+                e.without_url()
+            ))
+        })?;
+    let status = res.status().as_u16();
+    let bytes = read_capped(res).await?;
+    let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    if !(200..300).contains(&status) {
+        return Err(OAuthError::Token {
+            error: v.get("error").and_then(Value::as_str).map_or_else(
+                || format!("HTTP {status}"),
+                |e| clamp_text(e, 64).into_owned(),
+            ),
+            description: v
+                .get("error_description")
+                .and_then(Value::as_str)
+                .map(|d| clamp_text(d, MAX_QUOTED).into_owned()),
+        });
+    }
+    let access_token = v
+        .get("access_token")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| OAuthError::Token {
+            error: "invalid_response".into(),
+            description: Some("the answer has no access_token".into()),
+        })?;
+    let kind = v.get("token_type").and_then(Value::as_str).unwrap_or("");
+    if !kind.eq_ignore_ascii_case("bearer") {
+        return Err(OAuthError::Token {
+            error: "invalid_response".into(),
+            description: Some(format!("token_type {} is not Bearer", clamp_text(kind, 32))),
+        });
+    }
+    Ok(Tokens {
+        access_token: access_token.to_owned(),
+        refresh_token: v
+            .get("refresh_token")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        expires_at_ms: v
+            .get("expires_in")
+            .and_then(Value::as_i64)
+            .map(|s| now_ms + s.max(0) * 1000),
+        scope: v.get("scope").and_then(Value::as_str).map(str::to_owned),
+        obtained_at_ms: now_ms,
+    })
+}
+
+/// Exchange an authorization code (with the PKCE verifier).
+pub async fn exchange_code(
+    http: &reqwest::Client,
+    info: &ServerInfo,
+    client: &ClientCredentials,
+    code: &str,
+    verifier: &Secret,
+    redirect_uri: &str,
+    now_ms: i64,
+) -> Result<Tokens, OAuthError> {
+    token_request(
+        http,
+        info,
+        client,
+        vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code.to_owned()),
+            ("redirect_uri", redirect_uri.to_owned()),
+            ("code_verifier", verifier.expose().to_owned()),
+        ],
+        now_ms,
+    )
+    .await
+}
+
+/// Exchange a refresh token. A server that does not rotate it gets the old
+/// one kept.
+pub async fn refresh(
+    http: &reqwest::Client,
+    info: &ServerInfo,
+    client: &ClientCredentials,
+    refresh_token: &str,
+    now_ms: i64,
+) -> Result<Tokens, OAuthError> {
+    let mut t = token_request(
+        http,
+        info,
+        client,
+        vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", refresh_token.to_owned()),
+        ],
+        now_ms,
+    )
+    .await?;
+    if t.refresh_token.is_none() {
+        t.refresh_token = Some(refresh_token.to_owned());
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn well_known_urls_insert_the_path() {
+        let u = Url::parse("https://api.example.com/v1/mcp").expect("url");
+        let got: Vec<String> = well_known(&u, "oauth-protected-resource")
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "https://api.example.com/.well-known/oauth-protected-resource/v1/mcp",
+                "https://api.example.com/.well-known/oauth-protected-resource"
+            ]
+        );
+        let root = Url::parse("http://127.0.0.1:9000/").expect("url");
+        assert_eq!(
+            well_known(&root, "oauth-authorization-server")
+                .into_iter()
+                .map(String::from)
+                .collect::<Vec<_>>(),
+            ["http://127.0.0.1:9000/.well-known/oauth-authorization-server"]
+        );
+    }
+
+    #[test]
+    fn only_https_or_loopback_http_is_acceptable() {
+        assert!(acceptable_url("https://auth.example.com/token").is_ok());
+        assert!(acceptable_url("http://127.0.0.1:9000/token").is_ok());
+        assert!(acceptable_url("http://localhost/token").is_ok());
+        assert!(acceptable_url("http://[::1]:9/token").is_ok());
+        for bad in [
+            "http://auth.example.com/token",
+            "http://10.0.0.5/token",
+            "file:///etc/passwd",
+            "nonsense",
+        ] {
+            assert!(acceptable_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_challenge_is_s256_of_the_verifier() {
+        let (verifier, challenge) = pkce();
+        assert_eq!(verifier.expose().len(), 43);
+        assert_eq!(
+            challenge,
+            URL_SAFE_NO_PAD.encode(sha256(verifier.expose().as_bytes()))
+        );
+        // RFC 7636 appendix B.
+        assert_eq!(
+            URL_SAFE_NO_PAD.encode(sha256(b"dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+    }
+
+    #[test]
+    fn the_authorization_url_carries_pkce_state_and_resource() {
+        let info = ServerInfo {
+            issuer: "https://as.example.com".into(),
+            authorization_endpoint: "https://as.example.com/authorize".into(),
+            token_endpoint: "https://as.example.com/token".into(),
+            registration_endpoint: None,
+            scopes_supported: vec![],
+            iss_in_response: false,
+            auth_methods: vec![],
+            resource: "https://mcp.example.com/mcp".into(),
+        };
+        let client = ClientCredentials {
+            client_id: "abc 123".into(),
+            client_secret: None,
+        };
+        let url = authorization_url(
+            &info,
+            &client,
+            "http://localhost:8787/oauth/callback",
+            &["notes".into(), "read".into()],
+            "st4te",
+            "ch&llenge",
+        );
+        assert_eq!(
+            url,
+            "https://as.example.com/authorize?response_type=code&client_id=abc%20123&redirect_uri=http%3A%2F%2Flocalhost%3A8787%2Foauth%2Fcallback&state=st4te&code_challenge=ch%26llenge&code_challenge_method=S256&resource=https%3A%2F%2Fmcp.example.com%2Fmcp&scope=notes%20read"
+        );
+    }
+
+    #[test]
+    fn issuers_differing_by_a_trailing_slash_are_one() {
+        assert!(same_issuer("http://127.0.0.1:9/", "http://127.0.0.1:9"));
+        assert!(!same_issuer("https://a.example", "https://b.example"));
+    }
+}

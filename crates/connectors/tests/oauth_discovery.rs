@@ -1,0 +1,153 @@
+//! Downstream OAuth discovery against metadata served on loopback: what a
+//! well-formed server gives, and the servers the gateway must refuse (an
+//! issuer that names another, no PKCE, an endpoint over plain http
+//! elsewhere), and token errors quoted without a secret.
+
+use axum::Json;
+use axum::Router;
+use axum::routing::{get, post};
+use connecta_connectors::oauth::{self, ClientCredentials, OAuthError};
+use serde_json::{Value, json};
+
+/// Serves `/.well-known/oauth-protected-resource/mcp` naming this server as
+/// the issuer, its metadata built by `meta(base)`, and a token endpoint that
+/// refuses with `invalid_grant`.
+async fn serve(meta: fn(&str) -> Value) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!(
+        "http://127.0.0.1:{}",
+        listener.local_addr().expect("addr").port()
+    );
+    let (b1, b2) = (base.clone(), base.clone());
+    let app = Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(move || {
+                let b = b1.clone();
+                async move {
+                    Json(json!({"resource": format!("{b}/mcp"), "authorization_servers": [b],
+                                "scopes_supported": ["files.read"]}))
+                }
+            }),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(move || {
+                let m = meta(&b2);
+                async move { Json(m) }
+            }),
+        )
+        .route(
+            "/token",
+            post(|| async {
+                (
+                    axum::http::StatusCode::BAD_REQUEST,
+                    Json(json!({"error": "invalid_grant", "error_description": "refresh token expired"})),
+                )
+            }),
+        );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    base
+}
+
+fn good(base: &str) -> Value {
+    json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "registration_endpoint": format!("{base}/register"),
+        "code_challenge_methods_supported": ["S256"],
+        "scopes_supported": ["files.read", "files.write"],
+        "authorization_response_iss_parameter_supported": true,
+    })
+}
+
+#[tokio::test]
+async fn a_well_formed_server_is_found_through_the_resource_metadata() {
+    let base = serve(good).await;
+    let http = oauth::http_client().expect("client");
+    let info = oauth::discover(&http, &format!("{base}/mcp"), None)
+        .await
+        .expect("discovered");
+    assert_eq!(info.issuer, base);
+    assert_eq!(info.token_endpoint, format!("{base}/token"));
+    assert_eq!(
+        info.scopes_supported,
+        ["files.read"],
+        "the resource's scopes first"
+    );
+    assert!(info.iss_in_response);
+    assert_eq!(info.resource, format!("{base}/mcp"));
+}
+
+#[tokio::test]
+async fn an_issuer_that_names_another_is_refused() {
+    let base = serve(|b| {
+        let mut m = good(b);
+        m["issuer"] = json!("https://evil.example");
+        m
+    })
+    .await;
+    let http = oauth::http_client().expect("client");
+    let err = oauth::discover(&http, &format!("{base}/mcp"), None)
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(&err, OAuthError::Discovery(m) if m.contains("names issuer https://evil.example")),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_without_pkce_s256_is_refused() {
+    let base = serve(|b| {
+        let mut m = good(b);
+        m["code_challenge_methods_supported"] = json!(["plain"]);
+        m
+    })
+    .await;
+    let http = oauth::http_client().expect("client");
+    let err = oauth::discover(&http, &format!("{base}/mcp"), None)
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("PKCE"), "{err}");
+}
+
+#[tokio::test]
+async fn an_endpoint_over_plain_http_elsewhere_is_refused() {
+    let base = serve(|b| {
+        let mut m = good(b);
+        m["token_endpoint"] = json!("http://tokens.example.com/token");
+        m
+    })
+    .await;
+    let http = oauth::http_client().expect("client");
+    let err = oauth::discover(&http, &format!("{base}/mcp"), None)
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("must be https"), "{err}");
+}
+
+#[tokio::test]
+async fn a_refused_refresh_is_invalid_grant_and_quotes_no_secret() {
+    let base = serve(good).await;
+    let http = oauth::http_client().expect("client");
+    let info = oauth::discover(&http, &format!("{base}/mcp"), None)
+        .await
+        .expect("discovered");
+    let client = ClientCredentials {
+        client_id: "c1".into(),
+        client_secret: Some("client-secret-Zk3".into()),
+    };
+    let err = oauth::refresh(&http, &info, &client, "refresh-token-Qm7", 0)
+        .await
+        .expect_err("refused");
+    assert!(err.is_invalid_grant(), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("refresh token expired"), "{text}");
+    assert!(!text.contains("client-secret-Zk3") && !text.contains("refresh-token-Qm7"));
+}

@@ -1,0 +1,491 @@
+//! Downstream OAuth, the state half: for each mcp connector with
+//! `[connector.oauth]`, the registration, the pending consent and the tokens
+//! live in the vault (encrypted, bound to the connector), so any replica can
+//! hand out the link, take the callback and use the tokens.
+//!
+//! A flow: `authorize_connector` (or the operator UI) discovers the
+//! authorization server, registers the gateway when needed, and stores a
+//! pending consent (a random `state`, the PKCE verifier, the link) for ten
+//! minutes; asking again hands out the same link. The person's browser comes
+//! back to `/oauth/callback`, where the state is matched in constant time
+//! and deleted (so it works once, on any replica), the issuer is checked,
+//! and the code is exchanged. Calls then carry the access token, refreshed
+//! before it expires or when the downstream refuses it.
+//!
+//! Architecture invariants: no token, code, verifier or client secret is in
+//! any error, log line or answer (the access token is registered with the
+//! redactor before use); every refusal of a callback looks the same to the
+//! browser (the reason goes to the log), so connector ids cannot be probed.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use connecta_connectors::oauth::{self, ClientCredentials, ServerInfo, Tokens};
+use connecta_connectors::{CredentialSource, CredentialUnavailable};
+use connecta_core::config::{
+    ConnectorOAuth, CredentialPlacement, CredentialScheme, CredentialSlot,
+};
+use connecta_core::error::{ErrorCode, ToolError};
+use connecta_core::secret::Secret;
+use connecta_store::Store;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use subtle::ConstantTimeEq;
+
+use crate::clock::now_ms;
+use crate::credential_admin::seal_fields;
+use crate::{KeyCache, Redactor};
+
+const CLIENT_FIELD: &str = "oauth.client";
+const TOKENS_FIELD: &str = "oauth.tokens";
+const PENDING_FIELD: &str = "oauth.pending";
+/// How long a consent link stays good.
+const PENDING_TTL_MS: i64 = 10 * 60 * 1000;
+/// Tokens are refreshed this long before the server said they expire (or
+/// halfway through their life, when that is sooner).
+const REFRESH_EARLY_MS: i64 = 60_000;
+/// Where the authorization server sends the person back.
+pub const CALLBACK_PATH: &str = "/oauth/callback";
+
+/// The slot an OAuth connector's binding frames its token with.
+pub fn oauth_slot() -> CredentialSlot {
+    CredentialSlot {
+        label: "OAuth authorization".into(),
+        fields: vec!["access_token".into()],
+        placement: CredentialPlacement::Header("Authorization".into()),
+        scheme: CredentialScheme::Bearer,
+        help: None,
+    }
+}
+
+/// The registration the flow and every refresh use.
+#[derive(Serialize, Deserialize)]
+struct Registration {
+    info: ServerInfo,
+    client: ClientCredentials,
+    redirect_uri: String,
+}
+
+/// A consent handed out and not yet used.
+#[derive(Serialize, Deserialize)]
+struct Pending {
+    state: String,
+    verifier: String,
+    url: String,
+    expires_at_ms: i64,
+    redirect_uri: String,
+}
+
+/// Where a connector's authorization stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum OAuthStatus {
+    /// Tokens are stored; `expiresAtMs` is the access token's.
+    #[serde(rename_all = "camelCase")]
+    Authorized {
+        issuer: Option<String>,
+        expires_at_ms: Option<i64>,
+    },
+    /// A person must open the link.
+    #[serde(rename_all = "camelCase")]
+    ConsentRequired {
+        authorization_url: String,
+        expires_at_ms: i64,
+    },
+    NotAuthorized,
+}
+
+/// Why a callback was refused (for the log only; the browser sees one page).
+#[derive(Debug)]
+pub struct CallbackRefusal(pub String);
+
+/// One OAuth connector's credential source and flow.
+pub struct OAuthCredentials {
+    connector: String,
+    config: ConnectorOAuth,
+    /// The MCP endpoint: the RFC 8707 resource.
+    resource: String,
+    redirect_uri: String,
+    store: Arc<dyn Store>,
+    keys: Arc<KeyCache>,
+    redactor: Redactor,
+    /// One refresh or flow start at a time in this process.
+    lock: tokio::sync::Mutex<()>,
+    /// The downstream refused the current access token: refresh next time.
+    refused: AtomicBool,
+}
+
+impl OAuthCredentials {
+    pub fn new(
+        connector: &str,
+        config: ConnectorOAuth,
+        resource: &str,
+        public_url: &str,
+        store: Arc<dyn Store>,
+        keys: Arc<KeyCache>,
+        redactor: Redactor,
+    ) -> OAuthCredentials {
+        OAuthCredentials {
+            connector: connector.to_owned(),
+            config,
+            resource: resource.to_owned(),
+            redirect_uri: format!("{}{CALLBACK_PATH}", public_url.trim_end_matches('/')),
+            store,
+            keys,
+            redactor,
+            lock: tokio::sync::Mutex::new(()),
+            refused: AtomicBool::new(false),
+        }
+    }
+
+    async fn read<T: DeserializeOwned>(
+        &self,
+        field: &str,
+    ) -> Result<Option<T>, CredentialUnavailable> {
+        let rows = self.store.vault_get(&self.connector).await.map_err(|e| {
+            CredentialUnavailable::Unreadable(format!("the store could not be read: {e}"))
+        })?;
+        let Some(row) = rows.iter().find(|r| r.field == field) else {
+            return Ok(None);
+        };
+        let key = self.keys.key_for(&row.key_id)?;
+        let value = connecta_vault::open(&key, row)
+            .map_err(|e| CredentialUnavailable::Unreadable(e.to_string()))?;
+        serde_json::from_str(value.expose())
+            .map(Some)
+            .map_err(|e| CredentialUnavailable::Unreadable(format!("{field} is damaged: {e}")))
+    }
+
+    async fn write<T: Serialize>(&self, field: &str, value: &T) -> Result<(), String> {
+        let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
+        seal_fields(
+            self.store.clone(),
+            self.keys.location(),
+            &self.connector,
+            &[(field.to_owned(), Secret::new(text))],
+        )
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    }
+
+    async fn forget_field(&self, field: &str) -> Result<u64, String> {
+        self.store
+            .vault_delete_field(&self.connector, field)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Where the authorization stands, without changing anything.
+    pub async fn status(&self) -> Result<OAuthStatus, CredentialUnavailable> {
+        let now = now_ms();
+        if let Some(t) = self.read::<Tokens>(TOKENS_FIELD).await? {
+            let issuer = self
+                .read::<Registration>(CLIENT_FIELD)
+                .await?
+                .map(|r| r.info.issuer);
+            return Ok(OAuthStatus::Authorized {
+                issuer,
+                expires_at_ms: t.expires_at_ms,
+            });
+        }
+        match self.read::<Pending>(PENDING_FIELD).await? {
+            Some(p) if p.expires_at_ms > now && p.redirect_uri == self.redirect_uri => {
+                Ok(OAuthStatus::ConsentRequired {
+                    authorization_url: p.url,
+                    expires_at_ms: p.expires_at_ms,
+                })
+            }
+            _ => Ok(OAuthStatus::NotAuthorized),
+        }
+    }
+
+    /// The consent link to hand out: the pending one when it is still good,
+    /// else a new flow (discovering and registering as needed). Already
+    /// authorized is said as such unless `force` (a new consent even so).
+    pub async fn authorize(&self, force: bool) -> Result<OAuthStatus, ToolError> {
+        let _one = self.lock.lock().await;
+        let unavailable = |why: String| {
+            ToolError::with_cause(
+                ErrorCode::Unavailable,
+                format!(
+                    "{}'s authorization could not be started: {why}",
+                    self.connector
+                ),
+                true,
+            )
+        };
+        if !force {
+            match self.status().await {
+                Ok(s @ (OAuthStatus::Authorized { .. } | OAuthStatus::ConsentRequired { .. })) => {
+                    return Ok(s);
+                }
+                Ok(OAuthStatus::NotAuthorized) => {}
+                Err(e) => return Err(unavailable(e.operator_detail())),
+            }
+        }
+        let http = oauth::http_client().map_err(|e| unavailable(e.to_string()))?;
+        let stored = self
+            .read::<Registration>(CLIENT_FIELD)
+            .await
+            .map_err(|e| unavailable(e.operator_detail()))?;
+        let reg = match stored {
+            Some(r) if r.redirect_uri == self.redirect_uri && !force => r,
+            _ => {
+                let info = oauth::discover(
+                    &http,
+                    &self.resource,
+                    self.config.authorization_server.as_deref(),
+                )
+                .await
+                .map_err(|e| unavailable(e.to_string()))?;
+                let client = match &self.config.client_id {
+                    Some(id) => ClientCredentials {
+                        client_id: id.clone(),
+                        client_secret: self
+                            .config
+                            .client_secret
+                            .as_ref()
+                            .map(|s| s.expose().to_owned()),
+                    },
+                    None => oauth::register(&http, &info, &self.redirect_uri, &self.scopes(&info))
+                        .await
+                        .map_err(|e| unavailable(e.to_string()))?,
+                };
+                if let Some(s) = &client.client_secret {
+                    self.redactor.add(s);
+                }
+                let reg = Registration {
+                    info,
+                    client,
+                    redirect_uri: self.redirect_uri.clone(),
+                };
+                self.write(CLIENT_FIELD, &reg).await.map_err(unavailable)?;
+                tracing::info!(connector = %self.connector, issuer = %reg.info.issuer, "registered with the downstream authorization server");
+                reg
+            }
+        };
+        let (verifier, challenge) = oauth::pkce();
+        let state = oauth::random_token();
+        let url = oauth::authorization_url(
+            &reg.info,
+            &reg.client,
+            &self.redirect_uri,
+            &self.scopes(&reg.info),
+            &state,
+            &challenge,
+        );
+        let pending = Pending {
+            state,
+            verifier: verifier.expose().to_owned(),
+            url: url.clone(),
+            expires_at_ms: now_ms() + PENDING_TTL_MS,
+            redirect_uri: self.redirect_uri.clone(),
+        };
+        self.write(PENDING_FIELD, &pending)
+            .await
+            .map_err(unavailable)?;
+        tracing::info!(connector = %self.connector, "a consent link was handed out");
+        Ok(OAuthStatus::ConsentRequired {
+            authorization_url: url,
+            expires_at_ms: pending.expires_at_ms,
+        })
+    }
+
+    fn scopes(&self, info: &ServerInfo) -> Vec<String> {
+        if self.config.scopes.is_empty() {
+            info.scopes_supported.clone()
+        } else {
+            self.config.scopes.clone()
+        }
+    }
+
+    /// Drop the tokens and any pending consent (the registration stays).
+    pub async fn forget(&self) -> Result<u64, String> {
+        let _one = self.lock.lock().await;
+        Ok(self.forget_field(TOKENS_FIELD).await? + self.forget_field(PENDING_FIELD).await?)
+    }
+
+    /// Whether `state` is this connector's pending one (constant time).
+    async fn holds_state(&self, state: &str) -> bool {
+        match self.read::<Pending>(PENDING_FIELD).await {
+            Ok(Some(p)) => bool::from(p.state.as_bytes().ct_eq(state.as_bytes())),
+            _ => false,
+        }
+    }
+
+    /// Finish a flow whose state this connector holds.
+    async fn complete(
+        &self,
+        state: &str,
+        code: Option<&str>,
+        iss: Option<&str>,
+        error: Option<&str>,
+    ) -> Result<(), CallbackRefusal> {
+        let refuse = |why: String| CallbackRefusal(format!("{}: {why}", self.connector));
+        let pending = match self.read::<Pending>(PENDING_FIELD).await {
+            Ok(Some(p)) if bool::from(p.state.as_bytes().ct_eq(state.as_bytes())) => p,
+            _ => return Err(refuse("the state is not pending".into())),
+        };
+        // Taken once: a replayed or raced callback finds nothing to delete.
+        if self.forget_field(PENDING_FIELD).await.map_err(refuse)? != 1 {
+            return Err(refuse("the state was already used".into()));
+        }
+        if pending.expires_at_ms <= now_ms() {
+            return Err(refuse("the consent link had expired".into()));
+        }
+        if let Some(e) = error {
+            return Err(refuse(format!(
+                "the authorization server answered error={}",
+                connecta_core::error::clamp_text(e, 64)
+            )));
+        }
+        let reg = match self.read::<Registration>(CLIENT_FIELD).await {
+            Ok(Some(r)) => r,
+            _ => return Err(refuse("the registration is gone".into())),
+        };
+        match iss {
+            Some(i) if i.trim_end_matches('/') != reg.info.issuer.trim_end_matches('/') => {
+                return Err(refuse(
+                    "the callback names another issuer (RFC 9207)".into(),
+                ));
+            }
+            None if reg.info.iss_in_response => {
+                return Err(refuse(
+                    "the callback has no iss, which this server promises (RFC 9207)".into(),
+                ));
+            }
+            _ => {}
+        }
+        let Some(code) = code.filter(|c| !c.is_empty()) else {
+            return Err(refuse("the callback has no code".into()));
+        };
+        let http = oauth::http_client().map_err(|e| refuse(e.to_string()))?;
+        let tokens = oauth::exchange_code(
+            &http,
+            &reg.info,
+            &reg.client,
+            code,
+            &Secret::new(pending.verifier),
+            &pending.redirect_uri,
+            now_ms(),
+        )
+        .await
+        .map_err(|e| refuse(format!("the code exchange failed: {e}")))?;
+        self.redactor.add(&tokens.access_token);
+        if let Some(r) = &tokens.refresh_token {
+            self.redactor.add(r);
+        }
+        self.write(TOKENS_FIELD, &tokens).await.map_err(refuse)?;
+        self.refused.store(false, Ordering::Release);
+        tracing::info!(connector = %self.connector, "authorized at the downstream authorization server");
+        Ok(())
+    }
+
+    /// New tokens from the refresh token, stored; `NotAuthorized` when the
+    /// server refuses the refresh token (consent is needed again).
+    async fn refresh(&self, old: &Tokens) -> Result<Tokens, CredentialUnavailable> {
+        let Some(refresh_token) = &old.refresh_token else {
+            let _ = self.forget_field(TOKENS_FIELD).await;
+            return Err(CredentialUnavailable::NotAuthorized);
+        };
+        let reg = self
+            .read::<Registration>(CLIENT_FIELD)
+            .await?
+            .ok_or(CredentialUnavailable::NotAuthorized)?;
+        let http =
+            oauth::http_client().map_err(|e| CredentialUnavailable::Unreadable(e.to_string()))?;
+        match oauth::refresh(&http, &reg.info, &reg.client, refresh_token, now_ms()).await {
+            Ok(t) => {
+                self.redactor.add(&t.access_token);
+                if let Some(r) = &t.refresh_token {
+                    self.redactor.add(r);
+                }
+                self.write(TOKENS_FIELD, &t)
+                    .await
+                    .map_err(CredentialUnavailable::Unreadable)?;
+                tracing::info!(connector = %self.connector, "refreshed the downstream access token");
+                Ok(t)
+            }
+            Err(e) if e.is_invalid_grant() || e.is_unknown_client() => {
+                tracing::warn!(connector = %self.connector, error = %e, "the downstream refused the refresh; a new consent is needed");
+                let _ = self.forget_field(TOKENS_FIELD).await;
+                if e.is_unknown_client() {
+                    // The next consent registers the gateway again.
+                    let _ = self.forget_field(CLIENT_FIELD).await;
+                }
+                Err(CredentialUnavailable::NotAuthorized)
+            }
+            Err(e) => Err(CredentialUnavailable::Unreadable(format!(
+                "the token refresh failed: {e}"
+            ))),
+        }
+    }
+
+    fn usable(&self, t: &Tokens, now: i64) -> bool {
+        !self.refused.load(Ordering::Acquire)
+            && t.expires_at_ms.is_none_or(|e| {
+                let margin = REFRESH_EARLY_MS.min((e - t.obtained_at_ms).max(0) / 2);
+                e - margin > now
+            })
+    }
+}
+
+#[async_trait]
+impl CredentialSource for OAuthCredentials {
+    async fn load(&self) -> Result<Vec<(String, Secret)>, CredentialUnavailable> {
+        let tokens = self
+            .read::<Tokens>(TOKENS_FIELD)
+            .await?
+            .ok_or(CredentialUnavailable::NotAuthorized)?;
+        let tokens = if self.usable(&tokens, now_ms()) {
+            tokens
+        } else {
+            let _one = self.lock.lock().await;
+            // Someone (here or on another replica) may have refreshed while
+            // this call waited.
+            let current = self
+                .read::<Tokens>(TOKENS_FIELD)
+                .await?
+                .ok_or(CredentialUnavailable::NotAuthorized)?;
+            if current.access_token != tokens.access_token && self.usable(&current, now_ms()) {
+                current
+            } else {
+                let t = self.refresh(&current).await?;
+                self.refused.store(false, Ordering::Release);
+                t
+            }
+        };
+        self.redactor.add(&tokens.access_token);
+        Ok(vec![(
+            "access_token".to_owned(),
+            Secret::new(tokens.access_token),
+        )])
+    }
+
+    async fn rejected(&self) {
+        self.refused.store(true, Ordering::Release);
+    }
+}
+
+/// Finish whichever connector's flow `state` belongs to. The browser's
+/// answer is the same for every refusal; the reason is for the log.
+pub async fn complete_callback(
+    sources: &[(String, Arc<OAuthCredentials>)],
+    state: &str,
+    code: Option<&str>,
+    iss: Option<&str>,
+    error: Option<&str>,
+) -> Result<String, CallbackRefusal> {
+    if state.is_empty() || state.len() > 256 {
+        return Err(CallbackRefusal("no usable state".into()));
+    }
+    for (id, source) in sources {
+        if source.holds_state(state).await {
+            source.complete(state, code, iss, error).await?;
+            return Ok(id.clone());
+        }
+    }
+    Err(CallbackRefusal("no connector holds this state".into()))
+}

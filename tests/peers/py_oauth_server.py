@@ -1,0 +1,169 @@
+"""An MCP server that is its own OAuth 2.1 authorization server, built on the
+official Python SDK's auth support (FastMCP + OAuthAuthorizationServerProvider):
+RFC 9728 protected-resource metadata, RFC 8414 server metadata, dynamic client
+registration, PKCE, refresh tokens. /mcp refuses requests without a token it
+issued.
+
+The provider consents at once (a human's "Allow" is the GET of the consent
+URL), so tests can play the person with one HTTP request. Access tokens live
+TOKEN_SECONDS (argv[2], default 3600) so tests can watch a refresh.
+
+    python py_oauth_server.py PORT [TOKEN_SECONDS]
+
+GET /stats answers counts (registrations, authorizations, code exchanges,
+refreshes), the resource the last token was issued for, and the last tokens
+issued (so a test can check they appear nowhere they must not).
+"""
+
+import secrets
+import sys
+import time
+
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.types import ToolAnnotations
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+PORT = int(sys.argv[1])
+TOKEN_SECONDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
+BASE = f"http://127.0.0.1:{PORT}"
+
+STATS = {
+    "registrations": 0,
+    "authorizations": 0,
+    "exchanges": 0,
+    "refreshes": 0,
+    "resource": None,
+    # So a test can look for the token where it must never be.
+    "last_access_token": None,
+    "last_refresh_token": None,
+}
+
+
+class AutoConsentProvider:
+    def __init__(self):
+        self.clients = {}
+        self.codes = {}
+        self.refresh = {}
+        self.access = {}
+
+    async def get_client(self, client_id):
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull):
+        STATS["registrations"] += 1
+        self.clients[client_info.client_id] = client_info
+
+    async def authorize(self, client, params: AuthorizationParams) -> str:
+        STATS["authorizations"] += 1
+        code = secrets.token_urlsafe(32)
+        self.codes[code] = AuthorizationCode(
+            code=code,
+            scopes=params.scopes or ["notes"],
+            expires_at=time.time() + 300,
+            client_id=client.client_id,
+            code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource,
+            subject="user-ada",
+        )
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(self, client, authorization_code):
+        return self.codes.get(authorization_code)
+
+    def _issue(self, client_id, scopes, resource):
+        access = secrets.token_urlsafe(32)
+        refresh = secrets.token_urlsafe(32)
+        self.access[access] = AccessToken(
+            token=access,
+            client_id=client_id,
+            scopes=scopes,
+            expires_at=int(time.time()) + TOKEN_SECONDS,
+            resource=resource,
+            subject="user-ada",
+        )
+        self.refresh[refresh] = RefreshToken(
+            token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject="user-ada"
+        )
+        STATS["resource"] = resource
+        STATS["last_access_token"] = access
+        STATS["last_refresh_token"] = refresh
+        return OAuthToken(
+            access_token=access,
+            token_type="Bearer",
+            expires_in=TOKEN_SECONDS,
+            refresh_token=refresh,
+            scope=" ".join(scopes),
+        )
+
+    async def exchange_authorization_code(self, client, authorization_code):
+        STATS["exchanges"] += 1
+        self.codes.pop(authorization_code.code, None)
+        return self._issue(client.client_id, authorization_code.scopes, authorization_code.resource)
+
+    async def load_refresh_token(self, client, refresh_token):
+        return self.refresh.get(refresh_token)
+
+    async def exchange_refresh_token(self, client, refresh_token, scopes):
+        STATS["refreshes"] += 1
+        # Rotated: the old refresh token is spent.
+        self.refresh.pop(refresh_token.token, None)
+        return self._issue(client.client_id, scopes or refresh_token.scopes, refresh_token.resource)
+
+    async def load_access_token(self, token):
+        t = self.access.get(token)
+        if t is None or (t.expires_at is not None and t.expires_at < time.time()):
+            return None
+        return t
+
+    async def revoke_token(self, token):
+        self.access.pop(getattr(token, "token", None), None)
+        self.refresh.pop(getattr(token, "token", None), None)
+
+
+mcp = FastMCP(
+    "oauth-notes",
+    host="127.0.0.1",
+    port=PORT,
+    auth_server_provider=AutoConsentProvider(),
+    auth=AuthSettings(
+        issuer_url=BASE,
+        resource_server_url=f"{BASE}/mcp",
+        validate_token_resource=False,
+        client_registration_options=ClientRegistrationOptions(
+            enabled=True, valid_scopes=["notes"], default_scopes=["notes"]
+        ),
+        required_scopes=["notes"],
+    ),
+    stateless_http=True,
+    json_response=True,
+)
+
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def whoami(ctx: Context) -> dict:
+    """Who the bearer token was issued to."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    t = get_access_token()
+    return {"subject": t.subject if t else None, "client": t.client_id if t else None}
+
+
+@mcp.custom_route("/stats", methods=["GET"])
+async def stats(request: Request):
+    return JSONResponse(STATS)
+
+
+if __name__ == "__main__":
+    mcp.run(transport="streamable-http")
