@@ -24,6 +24,7 @@ const seen = {
   credentialMasked: null,
   credentialValueVisible: false,
   approvalReason: null,
+  approvalArgs: null,
   approvalStatus: null,
   approvalDecidedBy: null,
   activityRows: 0,
@@ -147,6 +148,7 @@ try {
     await row.waitFor();
     seen.approvalReason = await text(row.locator('[data-col="reason"]'));
     check(await row.locator('pre[data-col="args"]').count() === 1, "the approval row shows no arguments");
+    seen.approvalArgs = await text(row.locator('pre[data-col="args"]'));
     await row.getByRole("button", { name: "Approve", exact: true }).click();
     await row.waitFor({ state: "detached" });
     await page.locator("#show-decided").check();

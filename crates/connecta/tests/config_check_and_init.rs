@@ -221,6 +221,23 @@ fn check_locates_a_short_operator_secret_and_an_out_of_range_session_without_ech
     assert!(!err.contains("short-Zq1"), "the secret was echoed: {err}");
     let (status, _, err) = check_file(
         &path,
+        &format!(
+            "[auth]\nbearer_tokens = [\"the-same-secret-for-both-1\"]\n[operator]\nsecret = \"the-same-secret-for-both-1\"\n\n{demo}"
+        ),
+    );
+    assert!(!status.success());
+    assert!(
+        err.contains("operator.secret must differ from every auth.bearer_tokens value"),
+        "{err}"
+    );
+    let (status, _, err) = check_file(
+        &path,
+        &format!("[operator]\nsecret = \"                      \"\n\n{demo}"),
+    );
+    assert!(!status.success());
+    assert!(err.contains("at least 16 characters"), "{err}");
+    let (status, _, err) = check_file(
+        &path,
         &format!("[operator]\nenabled = false\ntheme = \"dark\"\n\n{demo}"),
     );
     assert!(!status.success());

@@ -348,6 +348,29 @@ async fn sign_in_is_separate_and_every_change_needs_a_session_and_the_same_origi
         .await;
     assert_eq!(status, 404, "{again}");
 
+    // Errors axum answers itself are in the API's shape too.
+    let (status, v) = op
+        .send(reqwest::Method::PUT, "/ui/api/tokens", Some(json!({})))
+        .await;
+    assert_eq!((status, v["error"].is_string()), (405, true), "{v}");
+    let (status, v) = op
+        .send(reqwest::Method::GET, "/ui/api/activity?limit=-1", None)
+        .await;
+    assert_eq!((status, v["error"].is_string()), (400, true), "{v}");
+    // Just over the 2 MiB body limit, on a connection of its own.
+    let big = reqwest::Client::new()
+        .post(format!("{}/ui/api/tokens", gw.base()))
+        .header("origin", gw.base())
+        .header("content-type", "application/json")
+        .header("cookie", op.cookie.clone().expect("cookie"))
+        .body(json!({"name": "x".repeat(2 * 1024 * 1024 + 16 * 1024)}).to_string())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(big.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let v: Value = big.json().await.expect("a JSON error");
+    assert!(v["error"].is_string(), "{v}");
+
     // Signing out clears the cookie; an old cookie is still a valid
     // signature until it expires, so the server-side check is the expiry.
     let out = op
@@ -386,11 +409,17 @@ async fn guessing_the_secret_is_limited_and_the_ui_can_be_turned_off() {
     );
     gw.stop();
 
-    let mut off = Gateway::start("[operator]\nenabled = false\n");
-    let r = reqwest::get(format!("{}/ui", off.base()))
-        .await
-        .expect("answered");
-    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    // Off, on a gateway whose /mcp needs a token: /ui is simply not there
+    // (not a 401 that says something is).
+    let mut off = Gateway::start_raw(
+        "[auth]\nbearer_tokens = [\"mcp-bearer-token-0123456789\"]\n[operator]\nenabled = false\n",
+    );
+    for path in ["/ui", "/ui/api/session", "/nothing-here"] {
+        let r = reqwest::get(format!("{}{path}", off.base()))
+            .await
+            .expect("answered");
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+    }
     assert!(!off.data_dir().join("operator-secret").exists());
     off.stop();
 }
@@ -617,7 +646,14 @@ async fn a_real_browser_signs_in_issues_a_token_sets_a_credential_and_approves_a
     gw.wait_catalogs().await;
     let mut op = Operator::new(&gw);
     assert_eq!(op.sign_in(SECRET).await.0, 200);
-    let waiting = create_note(&gw, "from-the-browser");
+    // Arguments with a right-to-left override: shown escaped, so the
+    // approver reads what was sent (`fdp.exe`), not what it pretends.
+    let waiting = destructive_create_note(
+        &gw,
+        "from-the-browser",
+        "invoice_\u{202e}fdp.exe",
+        REASON_MARKER,
+    );
     let question = pending_question(&op).await;
     let id = question["id"].as_str().expect("id").to_owned();
 
@@ -678,6 +714,12 @@ async fn a_real_browser_signs_in_issues_a_token_sets_a_credential_and_approves_a
 
     // The approval: the browser saw the reason, approved, and the call ran.
     assert_eq!(seen["approvalReason"], REASON_MARKER, "{seen}");
+    let args = seen["approvalArgs"].as_str().expect("args text");
+    assert!(args.contains("invoice_\\u{202e}fdp.exe"), "{args}");
+    assert!(
+        !args.contains('\u{202e}'),
+        "a bidi override reached the page: {args}"
+    );
     assert_eq!(seen["approvalStatus"], "allowed-once", "{seen}");
     assert!(
         seen["approvalDecidedBy"]

@@ -135,3 +135,62 @@ async fn two_replicas_on_one_database_serve_each_other_s_follow_ups() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// Downstream OAuth across replicas behind one public URL: the consent link
+/// handed out by A brings the person back to B (the address both publish),
+/// B finishes the flow from the shared database, and A's calls then carry
+/// the token. One vault key for both, as replicas must have.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_oauth_consent_handed_out_by_one_replica_is_finished_by_the_other() {
+    let cluster = tokio::task::spawn_blocking(PgCluster::start)
+        .await
+        .expect("cluster");
+    let url = cluster.fresh_database().await;
+    let peer = HttpPeer::start("py_oauth_server.py", &[]).await;
+    let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    let connector = format!(
+        "[[connector]]\nid = \"notes\"\nurl = {}\n[connector.oauth]\n",
+        q(&peer.url())
+    );
+    let env = [(URL_VAR, url.as_str()), ("CONNECTA_VAULT_KEY", key)];
+    let b = Gateway::start_with_env(
+        &format!("[auth]\nopen = true\n[store]\nurl = \"${{{URL_VAR}}}\"\n\n{connector}"),
+        &env,
+    );
+    let a = Gateway::start_with_env(
+        &format!(
+            "[server]\npublic_url = \"http://localhost:{}\"\n[auth]\nopen = true\n[store]\nurl = \"${{{URL_VAR}}}\"\n\n{connector}",
+            b.port
+        ),
+        &env,
+    );
+    let on_a = connect(&a.url()).await;
+    let (answer, err) = call(&on_a, "authorize_connector", json!({"connector": "notes"})).await;
+    assert!(!err, "{answer}");
+    let link = answer["authorizationUrl"].as_str().expect("link");
+    assert!(
+        link.contains(&format!("localhost%3A{}%2Foauth%2Fcallback", b.port)),
+        "{link}"
+    );
+    let page = reqwest::get(link).await.expect("consent");
+    assert_eq!(
+        page.status().as_u16(),
+        200,
+        "{}",
+        page.text().await.unwrap_or_default()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !b.stderr().contains("downstream authorization completed") {
+        assert!(Instant::now() < deadline, "B never took the callback");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let (v, err) = call(
+        &on_a,
+        "call_tool",
+        json!({"address": "notes.whoami", "args": {}}),
+    )
+    .await;
+    assert!(!err, "{v}");
+    assert_eq!(v["subject"], "user-ada", "{v}");
+}

@@ -93,17 +93,19 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
         Arc::new(LocalSessionManager::default()),
         mcp_config,
     );
+    // `route_layer`: auth, admission and CORS guard `/mcp` only; any other
+    // path is a plain 404 (not a 401 that suggests something is there).
     let mcp_routes = Router::new()
         .nest_service("/mcp", framing::Framing::new(mcp, s.max_request_bytes))
-        .layer(axum::middleware::from_fn_with_state(
+        .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             admission::admit,
         ))
-        .layer(axum::middleware::from_fn_with_state(
+        .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::authenticate,
         ))
-        .layer(auth::cors(&state.gateway.config.server.allowed_origins));
+        .route_layer(auth::cors(&state.gateway.config.server.allowed_origins));
     Router::new()
         .route("/health", get(health::health))
         .route("/metrics", get(health::metrics))

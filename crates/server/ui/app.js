@@ -22,12 +22,21 @@ const state = {
   seq: {}, // per panel: only the newest request may render (no stale overwrite)
   keys: {}, // per panel: last rendered data, to skip no-op re-renders on poll
   activityCursor: null,
+  activityFilter: null, // the filter the shown activity rows were loaded with
 };
 
 // ---------------------------------------------------------------- helpers
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+
+// Invisible characters that hide or reorder text (bidi overrides and
+// isolates, marks, C0/C1 controls but newline and tab) are shown as \u{…}:
+// an approver must see the text an agent sent, not what it pretends to be.
+const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+function reveal(text) {
+  return text.replace(HIDDEN, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
+}
 
 // Builds an element. Children that are not Nodes become Text nodes, so a
 // string is never parsed as markup whatever it contains.
@@ -42,7 +51,7 @@ function el(tag, attrs, ...children) {
   }
   for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
-    node.append(c instanceof Node ? c : String(c));
+    node.append(c instanceof Node ? c : reveal(String(c)));
   }
   return node;
 }
@@ -206,11 +215,14 @@ async function signIn(ev) {
   }
 }
 
+// Only a sign-out the gateway confirmed clears the page: the cookie is
+// HttpOnly, so only its answer can end the session in this browser.
 async function signOut() {
   try {
     await api('DELETE', SESSION_URL);
   } catch (e) {
-    report(e);
+    if (!e.expired) report(e);
+    return;
   }
   showSignIn();
   flash('Signed out.');
@@ -284,6 +296,9 @@ async function poll() {
   try {
     await loadConnections();
     if (state.tab === 'approvals') await loadApprovals();
+    // The gateway answers again: an "unreachable" banner is out of date.
+    const box = $('#flash');
+    if (!box.hidden && box.textContent.startsWith('Cannot reach the gateway')) box.hidden = true;
   } catch (e) {
     report(e);
   } finally {
@@ -490,7 +505,8 @@ function tokenRow(t) {
     rename.addEventListener('click', () => startRename(t, nameCell));
     actions.append(rename);
   }
-  if (t.status === 'active') {
+  // An expired token still holds its name until it is revoked.
+  if (t.status !== 'revoked') {
     const revoke = el('button', { type: 'button', class: 'danger' }, 'Revoke');
     revoke.addEventListener('click', () => {
       if (!window.confirm(`Revoke token "${t.name}"? Clients using it stop working at once.`)) return;
@@ -646,9 +662,15 @@ async function decide(a, decision, cell) {
 async function loadActivity(older) {
   const seq = nextSeq('activity');
   const params = new URLSearchParams({ limit: '50' });
-  const connector = $('#filter-connector').value.trim();
-  const outcome = $('#filter-outcome').value;
-  const source = $('#filter-source').value;
+  // "Older" pages the list as it was filtered, whatever the inputs say now.
+  if (!older || !state.activityFilter) {
+    state.activityFilter = {
+      connector: $('#filter-connector').value.trim(),
+      outcome: $('#filter-outcome').value,
+      source: $('#filter-source').value,
+    };
+  }
+  const { connector, outcome, source } = state.activityFilter;
   if (connector) params.set('connector', connector);
   if (outcome) params.set('outcome', outcome);
   if (source) params.set('source', source);

@@ -29,7 +29,7 @@ pub enum VaultError {
     /// The value was sealed under another key (a wrong key, or a rotation
     /// whose new key this process has not loaded).
     #[error(
-        "the vault was encrypted with a different key (stored key id {stored}, this key's id {current}); set the key it was written with, or set the credential again"
+        "the vault was encrypted with a different key (stored key id {stored}, this key's id {current}); set the key it was written with, or remove the credential and set it again"
     )]
     WrongKey { stored: String, current: String },
     /// The key matches but the value does not open: tampered or corrupt, or

@@ -68,7 +68,7 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
             .key_file
             .unwrap_or_else(|| d::VAULT_KEY_FILE.to_owned()),
     };
-    let operator = lower_operator(raw.operator, sink);
+    let operator = lower_operator(raw.operator, &auth.bearer_tokens, sink);
     let store = StoreConfig {
         postgres_url: match &raw.store.url {
             Some(u)
@@ -341,10 +341,14 @@ fn lower_log(raw: RawLog, sink: &mut Sink<'_>) -> LogConfig {
 /// A week: a sign-in should not outlive the operator's memory of it.
 const MAX_OPERATOR_SESSION_HOURS: u64 = 168;
 
-fn lower_operator(raw: RawOperator, sink: &mut Sink<'_>) -> OperatorConfig {
+fn lower_operator(
+    raw: RawOperator,
+    bearer_tokens: &[Secret],
+    sink: &mut Sink<'_>,
+) -> OperatorConfig {
     let secret = raw.secret.and_then(|s| {
         let v = s.get_ref();
-        if v.chars().count() < 16 {
+        if v.trim().chars().count() < 16 {
             sink.at(
                 s.span(),
                 "operator.secret must be at least 16 characters (generate one with `openssl rand -hex 32`)",
@@ -354,6 +358,12 @@ fn lower_operator(raw: RawOperator, sink: &mut Sink<'_>) -> OperatorConfig {
             sink.at(
                 s.span(),
                 "operator.secret must not contain control characters",
+            );
+            None
+        } else if bearer_tokens.iter().any(|t| t.expose() == v) {
+            sink.at(
+                s.span(),
+                "operator.secret must differ from every auth.bearer_tokens value (MCP access must not open the operator UI)",
             );
             None
         } else {

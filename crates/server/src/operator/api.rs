@@ -30,8 +30,8 @@ const ACTIVITY_PAGE: usize = 50;
 const MAX_ACTIVITY_PAGE: usize = 200;
 /// Approval questions listed at most.
 const MAX_APPROVALS: usize = 200;
-/// A token's lifetime from the UI: up to ten years, like the CLI.
-const MAX_TOKEN_DAYS: i64 = 3_650;
+/// A token's lifetime from the UI, in days: the CLI's limit.
+const MAX_TOKEN_DAYS: i64 = 3_660;
 
 pub(crate) fn refuse(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({ "error": message.into() }))).into_response()
@@ -98,6 +98,32 @@ impl Signed {
     fn actor(&self) -> String {
         format!("ui:{}", self.0.name)
     }
+}
+
+/// Errors axum answers by itself (a body over the limit, a wrong method, a
+/// query that does not parse) in this API's shape: `{"error": "…"}`.
+pub(crate) async fn json_errors(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let res = next.run(req).await;
+    let status = res.status();
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return res;
+    }
+    let text = match axum::body::to_bytes(res.into_body(), 4096).await {
+        Ok(b) if !b.is_empty() => String::from_utf8_lossy(&b).trim().to_owned(),
+        _ => status
+            .canonical_reason()
+            .unwrap_or("request refused")
+            .to_owned(),
+    };
+    refuse(status, text)
 }
 
 pub(crate) async fn not_found() -> Response {

@@ -143,7 +143,11 @@ pub(crate) fn routes(state: &AppState) -> Router<AppState> {
         .route("/approvals/{id}", post(api::approval_decide))
         .route("/activity", get(api::activity))
         .fallback(api::not_found)
-        .layer(axum::middleware::from_fn(same_origin_json));
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(public_origin(&state.gateway.config.server.public_url)),
+            same_origin_json,
+        ))
+        .layer(axum::middleware::from_fn(api::json_errors));
     Router::new()
         .route("/ui", get(assets::page))
         .route("/ui/", get(assets::page))
@@ -217,11 +221,15 @@ fn host_name(authority: &str) -> &str {
 /// from a page of this origin and carry JSON: a cross-site form cannot set
 /// that content type, and a cross-site fetch that does is stopped by the
 /// `Origin` check (there is no CORS grant for `/ui`).
-async fn same_origin_json(req: Request, next: Next) -> Response {
+async fn same_origin_json(
+    axum::extract::State(public): axum::extract::State<Arc<String>>,
+    req: Request,
+    next: Next,
+) -> Response {
     if matches!(*req.method(), Method::GET | Method::HEAD) {
         return next.run(req).await;
     }
-    if !is_same_origin(req.headers()) {
+    if !is_same_origin(req.headers(), &public) {
         return api::refuse(
             StatusCode::FORBIDDEN,
             "cross-origin request refused: operator changes must come from the operator UI itself",
@@ -242,11 +250,21 @@ async fn same_origin_json(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-/// `Origin` names the host this request was sent to (the `Host` header),
-/// or, without an `Origin`, the browser says the request is same-origin.
-fn is_same_origin(headers: &HeaderMap) -> bool {
+/// `scheme://host[:port]` of the public URL.
+fn public_origin(public_url: &str) -> String {
+    let rest = public_url.split_once("://").map_or(public_url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let scheme = public_url.split_once("://").map_or("http", |(s, _)| s);
+    format!("{scheme}://{authority}")
+}
+
+/// `Origin` is the gateway's public origin or names the host this request
+/// was sent to (the `Host` header); or, without an `Origin`, the browser
+/// says the request is same-origin.
+fn is_same_origin(headers: &HeaderMap, public_origin: &str) -> bool {
     let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
     match text(header::ORIGIN) {
+        Some(origin) if origin.eq_ignore_ascii_case(public_origin) => true,
         Some(origin) => {
             let authority = origin
                 .strip_prefix("https://")
@@ -267,7 +285,7 @@ pub(crate) fn new_operator(secret: &Secret, config: &Config) -> Arc<Operator> {
     Arc::new(Operator::new(
         secret,
         config.operator.session,
-        config.server.public_url.starts_with("https://"),
+        &config.server.public_url,
     ))
 }
 
@@ -284,15 +302,24 @@ mod tests {
     }
 
     #[test]
-    fn only_an_origin_naming_this_host_is_same_origin() {
-        assert!(is_same_origin(&headers(&[
+    fn only_this_host_or_the_public_origin_is_same_origin() {
+        let public = public_origin("http://localhost:8787/");
+        assert_eq!(public, "http://localhost:8787");
+        let same =
+            |pairs: &[(&'static str, &'static str)]| is_same_origin(&headers(pairs), &public);
+        assert!(same(&[
             ("origin", "http://127.0.0.1:8787"),
             ("host", "127.0.0.1:8787"),
-        ])));
-        assert!(is_same_origin(&headers(&[
+        ]));
+        assert!(same(&[
             ("origin", "https://gw.example.com"),
             ("host", "gw.example.com"),
-        ])));
+        ]));
+        // Behind a proxy that rewrites Host: the public origin is enough.
+        assert!(same(&[
+            ("origin", "http://localhost:8787"),
+            ("host", "10.0.0.7:9000"),
+        ]));
         for bad in [
             [
                 ("origin", "http://evil.example"),
@@ -305,17 +332,11 @@ mod tests {
             [("origin", "null"), ("host", "127.0.0.1:8787")],
             [("origin", "http://"), ("host", "")],
         ] {
-            assert!(!is_same_origin(&headers(&bad)), "{bad:?}");
+            assert!(!same(&bad), "{bad:?}");
         }
-        assert!(is_same_origin(&headers(&[(
-            "sec-fetch-site",
-            "same-origin"
-        )])));
-        assert!(!is_same_origin(&headers(&[(
-            "sec-fetch-site",
-            "cross-site"
-        )])));
-        assert!(!is_same_origin(&headers(&[])), "no evidence: refused");
+        assert!(same(&[("sec-fetch-site", "same-origin")]));
+        assert!(!same(&[("sec-fetch-site", "cross-site")]));
+        assert!(!same(&[]), "no evidence: refused");
     }
 
     #[test]

@@ -18,7 +18,10 @@ use rand::RngExt;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-pub const COOKIE: &str = "connecta_operator";
+/// The cookie's name: this prefix and a hash of the gateway's public URL,
+/// so gateways on one host (cookies ignore ports) keep their own sessions,
+/// and replicas behind one URL share one.
+const COOKIE_PREFIX: &str = "connecta_operator_";
 
 /// Failed sign-ins allowed per window, across all callers.
 const MAX_FAILURES: u32 = 10;
@@ -37,6 +40,8 @@ pub struct Operator {
     /// (window start, failures in it): a guessing limit for the whole
     /// gateway, so spreading guesses over connections does not help.
     failures: Mutex<(Instant, u32)>,
+    /// The cookie's name (see [`COOKIE_PREFIX`]).
+    cookie_name: String,
 }
 
 /// Who is signed in.
@@ -61,26 +66,34 @@ pub fn generate_secret() -> Secret {
     Secret::new(URL_SAFE_NO_PAD.encode(bytes))
 }
 
-/// What a signed-in operator is called in the activity log: printable
-/// ASCII letters, digits and `._@-`, at most 64 characters; `operator` when
-/// nothing is left.
+/// What a signed-in operator is called in the activity log: letters and
+/// digits of any script, spaces and `.'_@-`, at most 64 characters, with
+/// controls and bidi formatting dropped and runs of spaces made one;
+/// `operator` when nothing is left.
 pub fn clean_name(name: Option<&str>) -> String {
-    let kept: String = name
-        .unwrap_or("")
-        .trim()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-'))
-        .take(64)
-        .collect();
+    let mut kept = String::new();
+    for c in name.unwrap_or("").chars() {
+        if kept.chars().count() >= 64 {
+            break;
+        }
+        if c.is_alphanumeric() || matches!(c, '.' | '_' | '@' | '-' | '\'') {
+            kept.push(c);
+        } else if c.is_whitespace() && !kept.is_empty() && !kept.ends_with(' ') {
+            kept.push(' ');
+        }
+    }
+    let kept = kept.trim_end();
     if kept.is_empty() {
         "operator".to_owned()
     } else {
-        kept
+        kept.to_owned()
     }
 }
 
 impl Operator {
-    pub fn new(secret: &Secret, lifetime: Duration, secure: bool) -> Operator {
+    pub fn new(secret: &Secret, lifetime: Duration, public_url: &str) -> Operator {
+        let secure = public_url.starts_with("https://");
+        let url_hash = Sha256::digest(public_url.trim_end_matches('/').as_bytes());
         let secret_digest: [u8; 32] = Sha256::digest(secret.expose().as_bytes()).into();
         let mut h = Sha256::new();
         h.update(b"connecta operator session v1\0");
@@ -91,6 +104,7 @@ impl Operator {
             lifetime,
             secure,
             failures: Mutex::new((Instant::now(), 0)),
+            cookie_name: format!("{COOKIE_PREFIX}{}", hex::encode(&url_hash[..4])),
         }
     }
 
@@ -136,7 +150,7 @@ impl Operator {
         let value = cookie_header?
             .split(';')
             .filter_map(|kv| kv.trim().split_once('='))
-            .find(|(k, _)| *k == COOKIE)
+            .find(|(k, _)| *k == self.cookie_name)
             .map(|(_, v)| v)?;
         let (body, mac) = value.rsplit_once('.')?;
         let mac = URL_SAFE_NO_PAD.decode(mac).ok()?;
@@ -178,7 +192,8 @@ impl Operator {
 
     fn cookie(&self, value: &str, max_age_secs: u64) -> String {
         format!(
-            "{COOKIE}={value}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={max_age_secs}{}",
+            "{}={value}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={max_age_secs}{}",
+            self.cookie_name,
             if self.secure { "; Secure" } else { "" }
         )
     }
@@ -189,7 +204,11 @@ mod tests {
     use super::*;
 
     fn op(secret: &str) -> Operator {
-        Operator::new(&Secret::new(secret), Duration::from_secs(3600), false)
+        Operator::new(
+            &Secret::new(secret),
+            Duration::from_secs(3600),
+            "http://127.0.0.1:8787",
+        )
     }
 
     fn value(set_cookie: &str) -> String {
@@ -232,8 +251,8 @@ mod tests {
             format!("{forged_name}.{mac}"),
             format!("{forged_exp}.{mac}"),
             format!("{body}."),
-            "connecta_operator=".to_owned(),
-            "connecta_operator=v1.9999999999999.YQ.AAAA".to_owned(),
+            format!("{}=", o.cookie_name),
+            format!("{}=v1.9999999999999.YQ.AAAA", o.cookie_name),
         ] {
             assert_eq!(o.session(Some(&bad), 2_000), None, "{bad}");
         }
@@ -263,6 +282,8 @@ mod tests {
     fn names_are_cleaned_for_the_activity_log() {
         assert_eq!(clean_name(Some(" alice@example.com ")), "alice@example.com");
         assert_eq!(clean_name(Some("<script>x</script>")), "scriptxscript");
+        assert_eq!(clean_name(Some("Zoë  O'Neil")), "Zoë O'Neil");
+        assert_eq!(clean_name(Some("eve\u{202e}lapyap")), "evelapyap");
         assert_eq!(clean_name(Some("   ")), "operator");
         assert_eq!(clean_name(None), "operator");
         assert_eq!(clean_name(Some(&"a".repeat(200))).len(), 64);
