@@ -18,6 +18,7 @@ mod handler;
 mod health;
 pub mod oauth;
 pub mod operator;
+mod stdio_framing;
 
 use std::future::Future;
 use std::future::IntoFuture;
@@ -264,12 +265,42 @@ pub async fn serve_stdio(
     let server = ConnectaServer::new(gateway.clone());
     let in_flight = server.in_flight.clone();
     let mut shutdown = std::pin::pin!(shutdown);
+    let framed = stdio_framing::frame(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        gateway.config.server.max_request_bytes,
+    );
+    let (reader, writer) = (framed.reader, framed.writer);
+    let outcome = serve_framed_stdio(
+        server,
+        in_flight,
+        (framed.to_rmcp, framed.from_rmcp),
+        &gateway,
+        grace,
+        &mut shutdown,
+    )
+    .await;
+    // rmcp has closed its side: the writer sends what is left and ends once
+    // the reader (which may still be waiting on stdin) is gone.
+    reader.abort();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+    outcome
+}
+
+async fn serve_framed_stdio(
+    server: ConnectaServer,
+    in_flight: tokio_util::task::TaskTracker,
+    transport: (tokio::io::DuplexStream, tokio::io::DuplexStream),
+    gateway: &Arc<Gateway>,
+    grace: Duration,
+    shutdown: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
+) -> std::io::Result<()> {
     let running = tokio::select! {
-        r = server.serve(rmcp::transport::stdio()) => {
+        r = server.serve(transport) => {
             r.map_err(|e| std::io::Error::other(e.to_string()))?
         }
         // No session yet, so nothing to drain.
-        () = &mut shutdown => return Ok(()),
+        () = shutdown.as_mut() => return Ok(()),
     };
     let stop = running.cancellation_token();
     let mut ended = std::pin::pin!(running.waiting());
@@ -278,11 +309,11 @@ pub async fn serve_stdio(
             r.map_err(|e| std::io::Error::other(e.to_string()))?;
             return Ok(());
         }
-        () = &mut shutdown => {}
+        () = shutdown.as_mut() => {}
     }
     in_flight.close();
     let mut idle = std::pin::pin!(in_flight.wait());
-    let _ = drain::drain(&mut idle, &gateway, grace).await;
+    let _ = drain::drain(&mut idle, gateway, grace).await;
     // Cancelling the session makes rmcp write the answers its handlers have
     // already handed it, then close stdout.
     stop.cancel();
