@@ -94,6 +94,13 @@ pub struct RunSpec {
 /// What the worker applied to itself, reported once in `Ready`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HardeningReport {
+    /// Started as root, the worker became `nobody` (uid and gid 65534, no
+    /// supplementary groups), which empties its capability sets.
+    #[serde(default)]
+    pub left_root: bool,
+    /// No effective, permitted or inheritable capability is left.
+    #[serde(default)]
+    pub no_capabilities: bool,
     pub no_new_privs: bool,
     pub rlimits: bool,
     pub seccomp: bool,

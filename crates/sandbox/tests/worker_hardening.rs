@@ -51,6 +51,26 @@ async fn pool_workers_run_filtered_with_tight_limits_and_no_environment() {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
     assert!(status.contains("Seccomp:\t2"), "{status}");
     assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+    // No capability in any set; a pool run as root has workers that are
+    // `nobody` (the test suite runs as root in CI).
+    for set in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
+        assert!(
+            status.contains(&format!("{set}:\t0000000000000000")),
+            "{set}: {status}"
+        );
+    }
+    if nix::unistd::geteuid().is_root() {
+        let ids = |field: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(field))
+                .map(|v| v.split_whitespace().collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        assert_eq!(ids("Uid:"), ["65534"; 4], "{status}");
+        assert_eq!(ids("Gid:"), ["65534"; 4], "{status}");
+        assert_eq!(ids("Groups:"), Vec::<&str>::new(), "{status}");
+    }
     // One thread: clone is refused, and nothing in the worker needs it.
     assert!(status.contains("Threads:\t1"), "{status}");
 

@@ -123,7 +123,9 @@ impl WorkerProcess {
         };
         match outcome {
             Ok(hardening) => {
-                if options.harden && !(hardening.seccomp && hardening.no_new_privs) {
+                if options.harden
+                    && !(hardening.seccomp && hardening.no_new_privs && hardening.no_capabilities)
+                {
                     worker.reap().await;
                     return Err(SpawnError::Handshake(
                         "the worker did not apply its hardening".into(),

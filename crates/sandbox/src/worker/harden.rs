@@ -32,6 +32,8 @@ use crate::protocol::{HardeningReport, WorkerLimits};
 pub enum HardenError {
     #[error("prctl(PR_SET_NO_NEW_PRIVS): {0}")]
     NoNewPrivs(nix::Error),
+    #[error("leaving root ({0}): {1}")]
+    LeaveRoot(&'static str, nix::Error),
     #[error("setrlimit({resource}): {source}")]
     Rlimit {
         resource: &'static str,
@@ -89,6 +91,34 @@ pub fn apply(limits: &WorkerLimits) -> Result<HardeningReport, HardenError> {
     }
 
     crate::sys::close_inherited_fds();
+    // A gateway run as root would hand its workers every capability; the
+    // seccomp filter refuses what they could be used for, and this takes
+    // them away as well. Changing every uid away from 0 clears them.
+    if nix::unistd::geteuid().is_root() {
+        let parent = nix::unistd::getppid();
+        let nobody_gid = nix::unistd::Gid::from_raw(NOBODY);
+        let nobody_uid = nix::unistd::Uid::from_raw(NOBODY);
+        nix::unistd::setgroups(&[]).map_err(|e| HardenError::LeaveRoot("setgroups", e))?;
+        nix::unistd::setresgid(nobody_gid, nobody_gid, nobody_gid)
+            .map_err(|e| HardenError::LeaveRoot("setresgid", e))?;
+        nix::unistd::setresuid(nobody_uid, nobody_uid, nobody_uid)
+            .map_err(|e| HardenError::LeaveRoot("setresuid", e))?;
+        // A change of credentials clears the parent-death signal: set it
+        // again, then make sure the parent did not die in between.
+        nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+            .map_err(|e| HardenError::LeaveRoot("prctl(PR_SET_PDEATHSIG)", e))?;
+        if nix::unistd::getppid() != parent {
+            return Err(HardenError::LeaveRoot(
+                "the parent exited meanwhile",
+                nix::Error::ESRCH,
+            ));
+        }
+        report.left_root = true;
+    }
+    let after = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    report.no_capabilities = ["CapInh:", "CapPrm:", "CapEff:", "CapAmb:"]
+        .iter()
+        .all(|f| cap_field(&after, f) == Some(0));
     nix::sys::prctl::set_no_new_privs().map_err(HardenError::NoNewPrivs)?;
     report.no_new_privs = true;
 
@@ -156,6 +186,17 @@ pub fn filter() -> Result<BpfProgram, HardenError> {
 }
 
 /// A numeric field of `/proc/self/status` (`VmSize:` is in kB).
+/// uid and gid of `nobody` on Linux.
+const NOBODY: u32 = 65_534;
+
+/// A capability mask from `/proc/self/status` (hexadecimal).
+fn cap_field(status: &str, name: &str) -> Option<u64> {
+    status.lines().find_map(|l| {
+        let value = l.strip_prefix(name)?.trim();
+        u64::from_str_radix(value, 16).ok()
+    })
+}
+
 fn status_field(status: &str, name: &str) -> Option<u64> {
     status.lines().find_map(|l| {
         let value = l.strip_prefix(name)?.trim();
