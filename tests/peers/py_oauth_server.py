@@ -10,7 +10,9 @@ TOKEN_SECONDS (argv[2], default 3600) so tests can watch a refresh.
 
     python py_oauth_server.py PORT [TOKEN_SECONDS]
 
-GET /stats answers counts (registrations, authorizations, code exchanges,
+POST /preregister adds a client registered by hand. POST
+/drop-access-tokens forgets the access tokens issued (not the refresh
+tokens). GET /stats answers counts (registrations, authorizations, code exchanges,
 refreshes), the resource the last token was issued for, and the last tokens
 issued (so a test can check they appear nowhere they must not).
 """
@@ -132,11 +134,13 @@ class AutoConsentProvider:
         self.refresh.pop(getattr(token, "token", None), None)
 
 
+PROVIDER = AutoConsentProvider()
+
 mcp = FastMCP(
     "oauth-notes",
     host="127.0.0.1",
     port=PORT,
-    auth_server_provider=AutoConsentProvider(),
+    auth_server_provider=PROVIDER,
     auth=AuthSettings(
         issuer_url=BASE,
         resource_server_url=f"{BASE}/mcp",
@@ -158,6 +162,33 @@ def whoami(ctx: Context) -> dict:
 
     t = get_access_token()
     return {"subject": t.subject if t else None, "client": t.client_id if t else None}
+
+
+@mcp.custom_route("/drop-access-tokens", methods=["POST"])
+async def drop_access_tokens(request: Request):
+    """Forget every access token (refresh tokens stay good): the next call
+    with an old token is refused with 401."""
+    dropped = len(PROVIDER.access)
+    PROVIDER.access.clear()
+    return JSONResponse({"dropped": dropped})
+
+
+@mcp.custom_route("/preregister", methods=["POST"])
+async def preregister(request: Request):
+    """Register a confidential client by hand, as an operator would in a
+    provider's console: body {client_id, client_secret, redirect_uri,
+    auth_method}."""
+    body = await request.json()
+    PROVIDER.clients[body["client_id"]] = OAuthClientInformationFull(
+        client_id=body["client_id"],
+        client_secret=body["client_secret"],
+        redirect_uris=[body["redirect_uri"]],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method=body.get("auth_method", "client_secret_basic"),
+        scope="notes",
+    )
+    return JSONResponse({"ok": True})
 
 
 @mcp.custom_route("/stats", methods=["GET"])

@@ -367,3 +367,115 @@ async fn a_question_whose_gateway_died_is_closed_without_its_payload() {
         "{events:?}"
     );
 }
+
+/// A 2026-07-28 client over HTTP (rmcp's, which drives multi round-trip
+/// requests through its `ClientHandler`): the question comes back as an
+/// `input_required` result, the client's human answers, and the retry
+/// carries the answer. Yes runs the call once; no refuses it; the activity
+/// log has the pair with who decided, and one call event per decided call.
+#[derive(Clone)]
+struct HumanBehindTheClient {
+    approve: bool,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl rmcp::ClientHandler for HumanBehindTheClient {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_elicitation()
+                .build(),
+            rmcp::model::Implementation::new("approver", "1.0.0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        if let rmcp::model::ElicitRequestParams::FormElicitationParams { message, .. } = request {
+            self.asked.lock().expect("lock").push(message);
+        }
+        Ok(
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(json!({"approve": self.approve})),
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2026_client_over_http_is_asked_through_an_input_required_result() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    let mut gw = Gateway::start(&ask_config(60_000));
+    for (approve, title) in [(true, "mrtr-yes"), (false, "mrtr-no")] {
+        let human = HumanBehindTheClient {
+            approve,
+            asked: Default::default(),
+        };
+        let client = rmcp::service::serve_client_with_lifecycle(
+            human.clone(),
+            StreamableHttpClientTransport::from_uri(gw.url()),
+            rmcp::service::ClientLifecycleMode::Auto {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+                legacy_version: None,
+            },
+        )
+        .await
+        .expect("connects with server/discover");
+        let Value::Object(args) = json!({"address": "demo.create_note",
+            "args": {"title": title, "body": ARGS_MARKER}, "reason": REASON_MARKER})
+        else {
+            unreachable!()
+        };
+        let r = client
+            .call_tool(
+                rmcp::model::CallToolRequestParams::new("call_destructive_tool")
+                    .with_arguments(args),
+            )
+            .await
+            .expect("answered");
+        let asked = human.asked.lock().expect("lock").clone();
+        assert_eq!(asked.len(), 1, "asked once: {asked:?}");
+        assert!(asked[0].contains(REASON_MARKER) && asked[0].contains("demo.create_note"));
+        let v = r.structured_content.clone().unwrap_or(Value::Null);
+        if approve {
+            assert_ne!(r.is_error, Some(true), "{v}");
+        } else {
+            assert_eq!(r.is_error, Some(true), "{v}");
+            assert_eq!(v["error"]["code"], "approval_rejected", "{v}");
+        }
+    }
+    let listed = titles(&gw).await;
+    assert!(
+        listed.contains("mrtr-yes") && !listed.contains("mrtr-no"),
+        "{listed}"
+    );
+    assert!(questions(&gw, false).is_empty(), "nothing is left pending");
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let decided: Vec<Value> = approval_events(&gw)
+            .into_iter()
+            .filter(|e| e["kind"] == "approval_decided")
+            .collect();
+        if decided.len() == 2 {
+            for e in &decided {
+                let by = e["approval"]["decidedBy"].as_str().unwrap_or_default();
+                assert!(by.starts_with("elicitation:"), "{e}");
+            }
+            break;
+        }
+        assert!(Instant::now() < deadline, "decisions missing: {decided:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let calls = activity(&gw)
+        .into_iter()
+        .filter(|e| e["toolName"] == "create_note" && e.get("approval").is_none())
+        .count();
+    assert_eq!(
+        calls, 2,
+        "one call event per decided call, none for the hand-back"
+    );
+    gw.stop();
+}

@@ -132,9 +132,43 @@ async fn an_agent_gets_a_consent_link_and_calls_work_once_a_person_consents() {
     let (s1, garbage) = callback(&gw, "?state=not-a-state&code=x").await;
     let (s2, bare) = callback(&gw, "").await;
     let (s3, denied) = callback(&gw, "?error=access_denied&state=x").await;
-    assert_eq!((s1, s2, s3), (400, 400, 400));
-    assert!(replayed == garbage && garbage == bare && bare == denied);
+    let (s4, doubled) = callback(&gw, "?state=a&state=b").await;
+    assert_eq!((s1, s2, s3, s4), (400, 400, 400, 400));
+    assert!(replayed == garbage && garbage == bare && bare == denied && denied == doubled);
     assert!(!replayed.contains("notes"), "the refusal names a connector");
+
+    // A refused access token (the server forgot it; the refresh token is
+    // still good) costs the agent nothing: refreshed, and the call made again.
+    let dropped = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}/drop-access-tokens", peer.port))
+        .send()
+        .await
+        .expect("drop");
+    assert_eq!(dropped.status().as_u16(), 200);
+    let (v, is_error) = whoami(&client).await;
+    assert!(!is_error, "a refused token failed the call: {v}");
+    assert_eq!(stats(&peer).await["refreshes"], 1);
+
+    // A new consent asked for while authorized leaves the authorization
+    // working until it is given, under the same registration.
+    let forced = authorize(&client, true).await;
+    assert_eq!(forced["status"], "consent_required", "{forced}");
+    let (v, is_error) = whoami(&client).await;
+    assert!(!is_error, "a forced consent broke the authorization: {v}");
+    let again = authorize(&client, false).await;
+    assert_eq!(again["status"], "authorized", "{again}");
+    assert_eq!(
+        again["authorizationUrl"], forced["authorizationUrl"],
+        "the link is still offered"
+    );
+    assert_eq!(
+        stats(&peer).await["registrations"],
+        1,
+        "no new registration"
+    );
+    let (status, _) = consent(forced["authorizationUrl"].as_str().expect("link")).await;
+    assert_eq!(status, 200);
+    assert!(!whoami(&client).await.1);
 
     // No token anywhere it must not be.
     let s = stats(&peer).await;
@@ -276,6 +310,55 @@ async fn short_lived_tokens_are_refreshed_and_a_forgetful_server_gets_a_new_cons
     gw.stop();
 }
 
+/// A client registered by hand whose secret goes by HTTP Basic (what the
+/// SDK's server asks of a `client_secret_basic` client): no registration,
+/// and the secret in no log.
+#[tokio::test]
+async fn a_client_registered_by_hand_authenticates_with_basic() {
+    const CLIENT_SECRET: &str = "hand-made-client-secret-7Yq";
+    let peer = HttpPeer::start("py_oauth_server.py", &[]).await;
+    let mut gw = Gateway::start_with_env(
+        &format!(
+            "[auth]\nopen = true\n[[connector]]\nid = \"notes\"\nurl = {}\n[connector.oauth]\nclient_id = \"by-hand\"\nclient_secret = \"${{HAND_SECRET}}\"\n",
+            q(&peer.url())
+        ),
+        &[("HAND_SECRET", CLIENT_SECRET), ("RUST_LOG", "trace")],
+    );
+    let registered = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}/preregister", peer.port))
+        .json(&json!({
+            "client_id": "by-hand",
+            "client_secret": CLIENT_SECRET,
+            "redirect_uri": format!("http://localhost:{}/oauth/callback", gw.port),
+            "auth_method": "client_secret_basic",
+        }))
+        .send()
+        .await
+        .expect("preregister");
+    assert_eq!(registered.status().as_u16(), 200);
+    let client = connect(&gw.url()).await;
+    let link = authorize(&client, false).await["authorizationUrl"]
+        .as_str()
+        .expect("link")
+        .to_owned();
+    assert!(link.contains("client_id=by-hand"), "{link}");
+    let (status, page) = consent(&link).await;
+    assert_eq!(status, 200, "{page}");
+    let (v, is_error) = whoami(&client).await;
+    assert!(!is_error, "{v}");
+    assert_eq!(v["client"], "by-hand", "{v}");
+    assert_eq!(
+        stats(&peer).await["registrations"],
+        0,
+        "nothing registered itself"
+    );
+    gw.stop();
+    assert!(
+        !gw.stderr().contains(CLIENT_SECRET),
+        "the client secret was logged"
+    );
+}
+
 #[test]
 fn check_refuses_oauth_where_it_cannot_apply() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -300,6 +383,18 @@ fn check_refuses_oauth_where_it_cannot_apply() {
         (
             "[[connector]]\nid = \"a\"\nurl = \"http://127.0.0.1:9/mcp\"\n[connector.oauth]\n[connector.credential]\n",
             "[connector.oauth] or [connector.credential], not both",
+        ),
+        (
+            "[[connector]]\nid = \"a\"\nurl = \"http://notes.example.com/mcp\"\n[connector.oauth]\n",
+            "[connector.oauth] needs the connector's url to be https://",
+        ),
+        (
+            "[[connector]]\nid = \"a\"\nurl = \"http://127.0.0.1:9/mcp\"\n[connector.oauth]\nclient_id = \"\"\n",
+            "oauth.client_id must not be empty",
+        ),
+        (
+            "[[connector]]\nid = \"a\"\nurl = \"http://127.0.0.1:9/mcp\"\n[connector.oauth]\nauthorization_server = \"https://\"\n",
+            "oauth.authorization_server must be an https:// URL",
         ),
     ];
     for (config, expected) in cases {

@@ -33,6 +33,9 @@ pub enum CredentialUnavailable {
     /// An OAuth connector nobody has consented for yet, or whose consent
     /// ended (the refresh token was refused).
     NotAuthorized,
+    /// A value could not be renewed for a reason that may pass (the OAuth
+    /// server was unreachable or failed): retry later, nobody need act.
+    Unreachable(String),
 }
 
 impl CredentialUnavailable {
@@ -50,8 +53,9 @@ impl CredentialUnavailable {
             }
             CredentialUnavailable::Unreadable(_) => "the stored credential cannot be read".into(),
             CredentialUnavailable::NotAuthorized => {
-                "nobody has authorized the gateway at its OAuth server yet".into()
+                "the gateway is not authorized at its OAuth server (no consent yet, or it was withdrawn)".into()
             }
+            CredentialUnavailable::Unreachable(why) => why.clone(),
         }
     }
 
@@ -107,6 +111,13 @@ impl CredentialBinding {
     /// tells the agent an operator must act.
     pub async fn apply(&self, connector: &str) -> Result<Applied, ToolError> {
         let values = self.source.load().await.map_err(|why| {
+            if let CredentialUnavailable::Unreachable(detail) = &why {
+                return ToolError::with_cause(
+                    ErrorCode::Unavailable,
+                    format!("{connector} cannot be called right now: {detail}"),
+                    true,
+                );
+            }
             if self.consent {
                 consent_required(connector, &why.describe())
             } else {

@@ -54,6 +54,20 @@ pub enum OAuthError {
 }
 
 impl OAuthError {
+    /// Worth trying again later (the server was unreachable or failed), as
+    /// opposed to a server the gateway refuses to use.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            OAuthError::Transport(_) => true,
+            OAuthError::Token { error, .. } => {
+                error == "temporarily_unavailable"
+                    || error == "server_error"
+                    || error.starts_with("HTTP 5")
+            }
+            _ => false,
+        }
+    }
+
     /// The refresh token is no good any more: a new consent is needed.
     pub fn is_invalid_grant(&self) -> bool {
         matches!(self, OAuthError::Token { error, .. } if error == "invalid_grant")
@@ -94,6 +108,37 @@ pub struct ClientCredentials {
     pub client_id: String,
     #[serde(default)]
     pub client_secret: Option<String>,
+    /// How the secret is sent (`client_secret_basic` or
+    /// `client_secret_post`); `None` picks from the server's metadata.
+    #[serde(default)]
+    pub auth_method: Option<String>,
+}
+
+impl ClientCredentials {
+    /// A client registered by hand (no method known: the server's list, or
+    /// RFC 8414's default, decides).
+    pub fn configured(client_id: &str, client_secret: Option<&str>) -> ClientCredentials {
+        ClientCredentials {
+            client_id: client_id.to_owned(),
+            client_secret: client_secret.map(str::to_owned),
+            auth_method: None,
+        }
+    }
+
+    /// Whether the secret goes in an `Authorization: Basic` header: when the
+    /// registration said so, or the server lists basic (or lists nothing,
+    /// RFC 8414's default) and not post only.
+    fn uses_basic(&self, info: &ServerInfo) -> bool {
+        match self.auth_method.as_deref() {
+            Some(m) => m == "client_secret_basic",
+            None => {
+                let listed = |m: &str| info.auth_methods.iter().any(|x| x == m);
+                info.auth_methods.is_empty()
+                    || listed("client_secret_basic")
+                    || !listed("client_secret_post")
+            }
+        }
+    }
 }
 
 /// Tokens from the token endpoint.
@@ -122,16 +167,20 @@ pub fn http_client() -> Result<reqwest::Client, OAuthError> {
         .map_err(|e| OAuthError::Transport(format!("no HTTP client: {e}")))
 }
 
-/// https anywhere, http only on a loopback host.
-pub fn acceptable_url(text: &str) -> Result<Url, String> {
-    let url =
-        Url::parse(text).map_err(|e| format!("{} is not a URL: {e}", clamp_text(text, 200)))?;
-    let loopback = match url.host() {
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
         Some(url::Host::Domain(d)) => d == "localhost",
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
         None => false,
-    };
+    }
+}
+
+/// https anywhere, http only on a loopback host.
+pub fn acceptable_url(text: &str) -> Result<Url, String> {
+    let url =
+        Url::parse(text).map_err(|e| format!("{} is not a URL: {e}", clamp_text(text, 200)))?;
+    let loopback = is_loopback(&url);
     match url.scheme() {
         "https" => Ok(url),
         "http" if loopback => Ok(url),
@@ -184,6 +233,34 @@ async fn read_capped(mut res: reqwest::Response) -> Result<Vec<u8>, OAuthError> 
         out.extend_from_slice(&chunk);
     }
     Ok(out)
+}
+
+/// The metadata URL the MCP endpoint names in its 401 challenge
+/// (`WWW-Authenticate: Bearer resource_metadata="…"`), if it names one on
+/// its own origin.
+async fn advertised_metadata(http: &reqwest::Client, resource: &Url) -> Option<Url> {
+    let res = http
+        .post(resource.clone())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#)
+        .send()
+        .await
+        .ok()?;
+    if res.status().as_u16() != 401 {
+        return None;
+    }
+    let challenge = res
+        .headers()
+        .get_all("www-authenticate")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|v| {
+            let at = v.find("resource_metadata=\"")? + "resource_metadata=\"".len();
+            v[at..].split('"').next().map(str::to_owned)
+        })?;
+    let url = acceptable_url(&challenge).ok()?;
+    (url.origin() == resource.origin()).then_some(url)
 }
 
 /// The first of `urls` that answers (a 404 is "not here", anything else
@@ -243,13 +320,26 @@ pub async fn discover(
     let issuer = match issuer {
         Some(i) => i.to_owned(),
         None => {
-            let found =
-                first_json(http, well_known(&resource_url, "oauth-protected-resource")).await?;
+            let mut urls = Vec::new();
+            if let Some(advertised) = advertised_metadata(http, &resource_url).await {
+                urls.push(advertised);
+            }
+            urls.extend(well_known(&resource_url, "oauth-protected-resource"));
+            let found = first_json(http, urls).await?;
             let prm = found.ok_or_else(|| {
                 OAuthError::Discovery(format!(
                     "{resource} publishes no protected-resource metadata (RFC 9728); set [connector.oauth] authorization_server"
                 ))
             })?;
+            // RFC 9728 §3.3: metadata about another resource is not this
+            // server's, whoever serves it.
+            let named = prm.get("resource").and_then(Value::as_str).unwrap_or("");
+            if named.trim_end_matches('/') != resource.trim_end_matches('/') {
+                return Err(OAuthError::Discovery(format!(
+                    "the protected-resource metadata is for {} rather than {resource}; refusing it",
+                    clamp_text(named, 200)
+                )));
+            }
             resource_scopes = strings(&prm, "scopes_supported");
             prm.get("authorization_servers")
                 .and_then(Value::as_array)
@@ -292,7 +382,14 @@ pub async fn discover(
         let v = text(k).ok_or_else(|| {
             OAuthError::Discovery(format!("the authorization server's metadata has no {k}"))
         })?;
-        acceptable_url(&v).map_err(OAuthError::Discovery)?;
+        let url = acceptable_url(&v).map_err(OAuthError::Discovery)?;
+        // A loopback endpoint is the issuer's own or nothing: metadata from
+        // elsewhere must not aim the gateway at services on its own host.
+        if is_loopback(&url) && url.origin() != issuer_url.origin() {
+            return Err(OAuthError::Discovery(format!(
+                "the authorization server's {k} is a loopback address outside its own origin; refusing it"
+            )));
+        }
         Ok(v)
     };
     let registration_endpoint = match text("registration_endpoint") {
@@ -365,11 +462,17 @@ pub async fn register(
     let client_id = v
         .get("client_id")
         .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
         .ok_or_else(|| OAuthError::Registration("the answer has no client_id".into()))?;
     Ok(ClientCredentials {
         client_id: client_id.to_owned(),
         client_secret: v
             .get("client_secret")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned),
+        auth_method: v
+            .get("token_endpoint_auth_method")
             .and_then(Value::as_str)
             .map(str::to_owned),
     })
@@ -451,25 +554,43 @@ async fn token_request(
     mut pairs: Vec<(&str, String)>,
     now_ms: i64,
 ) -> Result<Tokens, OAuthError> {
-    pairs.push(("client_id", client.client_id.clone()));
-    if let Some(s) = &client.client_secret {
-        pairs.push(("client_secret", s.clone()));
-    }
-    pairs.push(("resource", info.resource.clone()));
-    let res = http
+    let mut req = http
         .post(&info.token_endpoint)
         .header("content-type", "application/x-www-form-urlencoded")
-        .header("accept", "application/json")
-        .body(form(&pairs))
-        .send()
-        .await
-        .map_err(|e| {
-            OAuthError::Transport(format!(
-                "{} could not be reached: {}",
-                info.token_endpoint,
-                e.without_url()
+        .header("accept", "application/json");
+    match &client.client_secret {
+        // RFC 6749 §2.3.1: each part form-encoded, then base64.
+        Some(secret) if client.uses_basic(info) => {
+            let pair = format!(
+                "{}:{}",
+                utf8_percent_encode(&client.client_id, FORM),
+                utf8_percent_encode(secret, FORM)
+            );
+            let mut value = reqwest::header::HeaderValue::from_str(&format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(pair)
             ))
-        })?;
+            .map_err(|_| OAuthError::Transport("the client credentials cannot be sent".into()))?;
+            value.set_sensitive(true);
+            req = req.header("authorization", value);
+            // Not a second authentication: servers (the MCP SDK's among
+            // them) look the client up by it before checking the header.
+            pairs.push(("client_id", client.client_id.clone()));
+        }
+        Some(secret) => {
+            pairs.push(("client_id", client.client_id.clone()));
+            pairs.push(("client_secret", secret.clone()));
+        }
+        None => pairs.push(("client_id", client.client_id.clone())),
+    }
+    pairs.push(("resource", info.resource.clone()));
+    let res = req.body(form(&pairs)).send().await.map_err(|e| {
+        OAuthError::Transport(format!(
+            "{} could not be reached: {}",
+            info.token_endpoint,
+            e.without_url()
+        ))
+    })?;
     let status = res.status().as_u16();
     let bytes = read_capped(res).await?;
     let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
@@ -508,8 +629,9 @@ async fn token_request(
             .map(str::to_owned),
         expires_at_ms: v
             .get("expires_in")
-            .and_then(Value::as_i64)
-            .map(|s| now_ms + s.max(0) * 1000),
+            .and_then(Value::as_f64)
+            .filter(|s| s.is_finite())
+            .map(|s| now_ms + (s.max(0.0) * 1000.0) as i64),
         scope: v.get("scope").and_then(Value::as_str).map(str::to_owned),
         obtained_at_ms: now_ms,
     })
@@ -637,10 +759,7 @@ mod tests {
             auth_methods: vec![],
             resource: "https://mcp.example.com/mcp".into(),
         };
-        let client = ClientCredentials {
-            client_id: "abc 123".into(),
-            client_secret: None,
-        };
+        let client = ClientCredentials::configured("abc 123", None);
         let url = authorization_url(
             &info,
             &client,

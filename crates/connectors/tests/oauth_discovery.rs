@@ -13,6 +13,21 @@ use serde_json::{Value, json};
 /// the issuer, its metadata built by `meta(base)`, and a token endpoint that
 /// refuses with `invalid_grant`.
 async fn serve(meta: fn(&str) -> Value) -> String {
+    serve_with(meta, good_prm, "/.well-known/oauth-protected-resource/mcp").await
+}
+
+fn good_prm(base: &str) -> Value {
+    json!({"resource": format!("{base}/mcp"), "authorization_servers": [base],
+           "scopes_supported": ["files.read"]})
+}
+
+/// [`serve`] with the resource metadata built by `prm(base)` at `prm_path`;
+/// `/mcp` answers 401 naming that path in `resource_metadata`.
+async fn serve_with(
+    meta: fn(&str) -> Value,
+    prm: fn(&str) -> Value,
+    prm_path: &'static str,
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -20,15 +35,28 @@ async fn serve(meta: fn(&str) -> Value) -> String {
         "http://127.0.0.1:{}",
         listener.local_addr().expect("addr").port()
     );
-    let (b1, b2) = (base.clone(), base.clone());
+    let (b1, b2, b3) = (base.clone(), base.clone(), base.clone());
     let app = Router::new()
         .route(
-            "/.well-known/oauth-protected-resource/mcp",
+            prm_path,
             get(move || {
-                let b = b1.clone();
+                let v = prm(&b1);
+                async move { Json(v) }
+            }),
+        )
+        .route(
+            "/mcp",
+            post(move || {
+                let b = b3.clone();
                 async move {
-                    Json(json!({"resource": format!("{b}/mcp"), "authorization_servers": [b],
-                                "scopes_supported": ["files.read"]}))
+                    (
+                        axum::http::StatusCode::UNAUTHORIZED,
+                        [(
+                            "www-authenticate",
+                            format!("Bearer resource_metadata=\"{b}{prm_path}\""),
+                        )],
+                        "",
+                    )
                 }
             }),
         )
@@ -139,10 +167,7 @@ async fn a_refused_refresh_is_invalid_grant_and_quotes_no_secret() {
     let info = oauth::discover(&http, &format!("{base}/mcp"), None)
         .await
         .expect("discovered");
-    let client = ClientCredentials {
-        client_id: "c1".into(),
-        client_secret: Some("client-secret-Zk3".into()),
-    };
+    let client = ClientCredentials::configured("c1", Some("client-secret-Zk3"));
     let err = oauth::refresh(&http, &info, &client, "refresh-token-Qm7", 0)
         .await
         .expect_err("refused");
@@ -150,4 +175,48 @@ async fn a_refused_refresh_is_invalid_grant_and_quotes_no_secret() {
     let text = err.to_string();
     assert!(text.contains("refresh token expired"), "{text}");
     assert!(!text.contains("client-secret-Zk3") && !text.contains("refresh-token-Qm7"));
+}
+
+#[tokio::test]
+async fn the_metadata_named_in_the_401_is_found_off_the_well_known_path() {
+    let base = serve_with(good, good_prm, "/custom-prm").await;
+    let http = oauth::http_client().expect("client");
+    let info = oauth::discover(&http, &format!("{base}/mcp"), None)
+        .await
+        .expect("found through resource_metadata");
+    assert_eq!(info.issuer, base);
+}
+
+#[tokio::test]
+async fn resource_metadata_about_another_resource_is_refused() {
+    let base = serve_with(
+        good,
+        |b| json!({"resource": "https://other.example/mcp", "authorization_servers": [b]}),
+        "/.well-known/oauth-protected-resource/mcp",
+    )
+    .await;
+    let http = oauth::http_client().expect("client");
+    let err = oauth::discover(&http, &format!("{base}/mcp"), None)
+        .await
+        .expect_err("refused");
+    assert!(
+        err.to_string().contains("is for https://other.example/mcp"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_loopback_endpoint_off_the_issuer_origin_is_refused() {
+    let base = serve(|b| {
+        let mut m = good(b);
+        m["registration_endpoint"] = json!("http://localhost:9/admin/users/create");
+        m
+    })
+    .await;
+    let http = oauth::http_client().expect("client");
+    let err = oauth::discover(&http, &format!("{base}/mcp"), None)
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("outside its own origin"), "{err}");
+    assert!(!err.is_transient());
 }

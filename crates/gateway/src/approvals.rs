@@ -23,6 +23,7 @@ use rand::RngExt;
 use serde_json::Value;
 
 use crate::clock::now_ms;
+use crate::context::{ApprovalInput, InputRequest};
 use crate::{Gateway, RequestCtx};
 
 /// How often a waiting call looks for an operator's answer in the store.
@@ -49,6 +50,13 @@ impl Gateway {
         ctx: &RequestCtx,
         q: &Question<'_>,
     ) -> Result<(), ToolError> {
+        if let Some(ApprovalInput::Answer {
+            approval_id,
+            approved,
+        }) = &ctx.approval_input
+        {
+            return self.resume_approval(ctx, q, approval_id, *approved).await;
+        }
         let started = Instant::now();
         let timeout = self.config.approvals.timeout;
         let id = new_id();
@@ -88,31 +96,99 @@ impl Gateway {
             "approval pending: answer with `connecta approvals approve {id}` or `... reject {id}`"
         );
         self.record_approval(ctx, q, &id, None, None, Duration::ZERO);
-        let (decision, by) = self.await_decision(ctx, q, &id, started + timeout).await;
-        self.record_approval(ctx, q, &id, Some(decision), Some(&by), started.elapsed());
-        let address = clamp_text(q.address, 257);
-        let mut error = match decision {
-            ApprovalDecision::AllowedOnce => return Ok(()),
-            ApprovalDecision::Rejected => ToolError::new(
-                ErrorCode::ApprovalRejected,
-                format!("the approver rejected this call ({by}); {address} was not called"),
-            ),
-            ApprovalDecision::Cancelled => ToolError::new(
-                ErrorCode::Cancelled,
-                format!(
-                    "the request went away while approval was pending; {address} was not called"
-                ),
-            ),
-            ApprovalDecision::Unavailable => ToolError::new(
+        if ctx.approval_input == Some(ApprovalInput::Ask) {
+            // The client's human answers between this request and its retry;
+            // an operator may answer meanwhile, and the first answer stands.
+            *ctx.input_request.lock().unwrap_or_else(|p| p.into_inner()) = Some(InputRequest {
+                approval_id: id.clone(),
+                message: elicitation_message(q),
+            });
+            return Err(ToolError::new(
                 ErrorCode::ApprovalUnavailable,
                 format!(
-                    "nobody answered the approval question within {} s; {address} was not called",
-                    timeout.as_secs()
+                    "approval of {} was handed to the client's human; call again with the answer",
+                    clamp_text(q.address, 257)
                 ),
-            ),
+            ));
+        }
+        let (decision, by) = self.await_decision(ctx, q, &id, started + timeout).await;
+        self.record_approval(ctx, q, &id, Some(decision), Some(&by), started.elapsed());
+        outcome(decision, &by, q, id, timeout)
+    }
+
+    /// The retry of a call whose question went to the client's human: the
+    /// question must be this caller's, about this very call, and still
+    /// open; the human's answer is then written, unless an operator (or
+    /// the deadline) decided first.
+    async fn resume_approval(
+        &self,
+        ctx: &RequestCtx,
+        q: &Question<'_>,
+        id: &str,
+        approved: bool,
+    ) -> Result<(), ToolError> {
+        let timeout = self.config.approvals.timeout;
+        let mismatch = || {
+            ToolError::new(
+                ErrorCode::ApprovalUnavailable,
+                format!(
+                    "the answer given is not for this call of {}; it was not called (call again without it to be asked anew)",
+                    clamp_text(q.address, 257)
+                ),
+            )
         };
-        error.details.insert("approvalId".into(), Value::String(id));
-        Err(error)
+        let row = match self.store.approval_get(id).await {
+            Ok(Some(row)) => row,
+            Ok(None) => return Err(mismatch()),
+            Err(e) => {
+                tracing::error!(approval = id, "could not read an approval question: {e}");
+                return Err(ToolError::new(
+                    ErrorCode::ApprovalUnavailable,
+                    "the approval question could not be read; the call was not made",
+                ));
+            }
+        };
+        let same_call = row.actor == ctx.actor
+            && row.connector_id == q.connector
+            && row.tool_name == q.tool
+            && row
+                .args_json
+                .as_deref()
+                .is_none_or(|a| serde_json::from_str::<Value>(a).ok().as_ref() == Some(q.args));
+        if !same_call {
+            return Err(mismatch());
+        }
+        let by = format!("elicitation:{}", ctx.actor.key());
+        let asked = if approved {
+            ApprovalDecision::AllowedOnce
+        } else {
+            ApprovalDecision::Rejected
+        };
+        let (decision, by) = match self
+            .store
+            .approval_decide(id, asked, &by, now_ms(), true)
+            .await
+        {
+            Ok(Some(_)) => (asked, by),
+            // Decided already (an operator, the deadline): that stands.
+            Ok(None) => match self.store.approval_get(id).await {
+                Ok(Some(r)) if !r.is_pending() => (
+                    r.decision().unwrap_or(ApprovalDecision::Unavailable),
+                    r.decided_by.unwrap_or_default(),
+                ),
+                _ => (
+                    ApprovalDecision::Unavailable,
+                    "gateway (the question expired)".to_owned(),
+                ),
+            },
+            Err(e) => {
+                tracing::error!(approval = id, "could not record an approval decision: {e}");
+                (ApprovalDecision::Unavailable, "gateway (store)".into())
+            }
+        };
+        let waited = Duration::from_millis((now_ms() - row.created_at_ms).max(0) as u64);
+        self.record_approval(ctx, q, id, Some(decision), Some(&by), waited);
+        outcome(decision, &by, q, id.to_owned(), timeout)
     }
 
     /// Waits for the first answer: the caller's human (elicitation), an
@@ -277,6 +353,37 @@ fn new_id() -> String {
 
 /// What the caller's human reads: the tool, the connector, the agent's
 /// reason and the arguments.
+/// `Ok` for `allowed-once`; the typed refusal for everything else.
+fn outcome(
+    decision: ApprovalDecision,
+    by: &str,
+    q: &Question<'_>,
+    id: String,
+    timeout: Duration,
+) -> Result<(), ToolError> {
+    let address = clamp_text(q.address, 257);
+    let mut error = match decision {
+        ApprovalDecision::AllowedOnce => return Ok(()),
+        ApprovalDecision::Rejected => ToolError::new(
+            ErrorCode::ApprovalRejected,
+            format!("the approver rejected this call ({by}); {address} was not called"),
+        ),
+        ApprovalDecision::Cancelled => ToolError::new(
+            ErrorCode::Cancelled,
+            format!("the request went away while approval was pending; {address} was not called"),
+        ),
+        ApprovalDecision::Unavailable => ToolError::new(
+            ErrorCode::ApprovalUnavailable,
+            format!(
+                "nobody answered the approval question within {} s; {address} was not called",
+                timeout.as_secs()
+            ),
+        ),
+    };
+    error.details.insert("approvalId".into(), Value::String(id));
+    Err(error)
+}
+
 fn elicitation_message(q: &Question<'_>) -> String {
     let args = q.args.to_string();
     let mut text = format!(

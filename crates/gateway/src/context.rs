@@ -18,6 +18,25 @@ pub trait Elicitor: std::fmt::Debug + Send + Sync {
     async fn confirm(&self, message: &str) -> Option<bool>;
 }
 
+/// The `ask` policy's way to the caller's human over stateless HTTP (MCP
+/// 2026-07-28, multi round-trip requests): the question goes back to the
+/// client as an `input_required` result, and the client calls again with
+/// the answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalInput {
+    /// The client can be handed the question.
+    Ask,
+    /// The client's retry: the question it was handed and its human's answer.
+    Answer { approval_id: String, approved: bool },
+}
+
+/// A question handed back to the client instead of an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputRequest {
+    pub approval_id: String,
+    pub message: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct RequestCtx {
     /// A fresh id per request, carried by every activity event it causes.
@@ -27,6 +46,11 @@ pub struct RequestCtx {
     pub cancel: CancellationToken,
     /// The caller's human, when the client can be asked (approval `ask`).
     pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// The caller's human over multi round-trip requests.
+    pub approval_input: Option<ApprovalInput>,
+    /// Set when this request ends by handing a question back
+    /// ([`ApprovalInput::Ask`]); the surface answers with it.
+    pub input_request: Arc<std::sync::Mutex<Option<InputRequest>>>,
 }
 
 impl RequestCtx {
@@ -36,7 +60,22 @@ impl RequestCtx {
             actor,
             cancel,
             elicitor: None,
+            approval_input: None,
+            input_request: Arc::default(),
         }
+    }
+
+    pub fn with_approval_input(mut self, input: ApprovalInput) -> RequestCtx {
+        self.approval_input = Some(input);
+        self
+    }
+
+    /// The question this request handed back, if it did.
+    pub fn input_request(&self) -> Option<InputRequest> {
+        self.input_request
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub fn with_elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> RequestCtx {

@@ -44,7 +44,7 @@ pub use catalog_cell::{CatalogCell, CatalogStatus, Loaded};
 pub use clock::now_ms;
 pub use code::{WorkerCommand, truncate_result};
 pub use connecta_connectors::{ConnectorState, ConnectorStatus};
-pub use context::{Elicitor, RequestCtx};
+pub use context::{ApprovalInput, Elicitor, InputRequest, RequestCtx};
 pub use credentials::{KeyCache, VaultCredentials};
 pub use meta::MetaOutput;
 pub use redact::Redactor;

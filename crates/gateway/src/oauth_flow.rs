@@ -65,6 +65,10 @@ struct Registration {
     info: ServerInfo,
     client: ClientCredentials,
     redirect_uri: String,
+    /// The config it was made under (`client_id`, `authorization_server`):
+    /// when the operator changes them, the next consent starts afresh.
+    #[serde(default)]
+    configured: (Option<String>, Option<String>),
 }
 
 /// A consent handed out and not yet used.
@@ -86,6 +90,10 @@ pub enum OAuthStatus {
     Authorized {
         issuer: Option<String>,
         expires_at_ms: Option<i64>,
+        /// A new consent handed out (a re-authorization) and not yet given:
+        /// the current tokens stay in use until it is.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        authorization_url: Option<String>,
     },
     /// A person must open the link.
     #[serde(rename_all = "camelCase")]
@@ -180,6 +188,10 @@ impl OAuthCredentials {
     /// Where the authorization stands, without changing anything.
     pub async fn status(&self) -> Result<OAuthStatus, CredentialUnavailable> {
         let now = now_ms();
+        let pending = self
+            .read::<Pending>(PENDING_FIELD)
+            .await?
+            .filter(|p| p.expires_at_ms > now && p.redirect_uri == self.redirect_uri);
         if let Some(t) = self.read::<Tokens>(TOKENS_FIELD).await? {
             let issuer = self
                 .read::<Registration>(CLIENT_FIELD)
@@ -188,17 +200,23 @@ impl OAuthCredentials {
             return Ok(OAuthStatus::Authorized {
                 issuer,
                 expires_at_ms: t.expires_at_ms,
+                authorization_url: pending.map(|p| p.url),
             });
         }
-        match self.read::<Pending>(PENDING_FIELD).await? {
-            Some(p) if p.expires_at_ms > now && p.redirect_uri == self.redirect_uri => {
-                Ok(OAuthStatus::ConsentRequired {
-                    authorization_url: p.url,
-                    expires_at_ms: p.expires_at_ms,
-                })
-            }
-            _ => Ok(OAuthStatus::NotAuthorized),
-        }
+        Ok(match pending {
+            Some(p) => OAuthStatus::ConsentRequired {
+                authorization_url: p.url,
+                expires_at_ms: p.expires_at_ms,
+            },
+            None => OAuthStatus::NotAuthorized,
+        })
+    }
+
+    fn configured(&self) -> (Option<String>, Option<String>) {
+        (
+            self.config.client_id.clone(),
+            self.config.authorization_server.clone(),
+        )
     }
 
     /// The consent link to hand out: the pending one when it is still good,
@@ -206,12 +224,30 @@ impl OAuthCredentials {
     /// authorized is said as such unless `force` (a new consent even so).
     pub async fn authorize(&self, force: bool) -> Result<OAuthStatus, ToolError> {
         let _one = self.lock.lock().await;
-        let unavailable = |why: String| {
+        let id = &self.connector;
+        // The agent learns whether trying again can help; the operator
+        // reads the details (URLs, answers) in the log.
+        let failed = |e: oauth::OAuthError| {
+            tracing::warn!(connector = %id, error = %e, "a downstream authorization could not be started");
             ToolError::with_cause(
                 ErrorCode::Unavailable,
                 format!(
-                    "{}'s authorization could not be started: {why}",
-                    self.connector
+                    "the authorization of {id} could not be started: {} (the gateway log has the details)",
+                    if e.is_transient() {
+                        "its authorization server could not be reached"
+                    } else {
+                        "its authorization server cannot be used as it is configured; an operator must look"
+                    }
+                ),
+                e.is_transient(),
+            )
+        };
+        let unavailable = |why: String| {
+            tracing::warn!(connector = %id, error = %why, "a downstream authorization could not be started");
+            ToolError::with_cause(
+                ErrorCode::Unavailable,
+                format!(
+                    "the authorization of {id} could not be started: the gateway could not keep its state"
                 ),
                 true,
             )
@@ -225,13 +261,17 @@ impl OAuthCredentials {
                 Err(e) => return Err(unavailable(e.operator_detail())),
             }
         }
-        let http = oauth::http_client().map_err(|e| unavailable(e.to_string()))?;
+        let http = oauth::http_client().map_err(failed)?;
         let stored = self
             .read::<Registration>(CLIENT_FIELD)
             .await
             .map_err(|e| unavailable(e.operator_detail()))?;
+        // A forced consent keeps the registration: the tokens in use belong
+        // to it, and stay in use until the new consent is given.
         let reg = match stored {
-            Some(r) if r.redirect_uri == self.redirect_uri && !force => r,
+            Some(r) if r.redirect_uri == self.redirect_uri && r.configured == self.configured() => {
+                r
+            }
             _ => {
                 let info = oauth::discover(
                     &http,
@@ -239,19 +279,15 @@ impl OAuthCredentials {
                     self.config.authorization_server.as_deref(),
                 )
                 .await
-                .map_err(|e| unavailable(e.to_string()))?;
+                .map_err(failed)?;
                 let client = match &self.config.client_id {
-                    Some(id) => ClientCredentials {
-                        client_id: id.clone(),
-                        client_secret: self
-                            .config
-                            .client_secret
-                            .as_ref()
-                            .map(|s| s.expose().to_owned()),
-                    },
+                    Some(client_id) => ClientCredentials::configured(
+                        client_id,
+                        self.config.client_secret.as_ref().map(|s| s.expose()),
+                    ),
                     None => oauth::register(&http, &info, &self.redirect_uri, &self.scopes(&info))
                         .await
-                        .map_err(|e| unavailable(e.to_string()))?,
+                        .map_err(failed)?,
                 };
                 if let Some(s) = &client.client_secret {
                     self.redactor.add(s);
@@ -260,9 +296,10 @@ impl OAuthCredentials {
                     info,
                     client,
                     redirect_uri: self.redirect_uri.clone(),
+                    configured: self.configured(),
                 };
                 self.write(CLIENT_FIELD, &reg).await.map_err(unavailable)?;
-                tracing::info!(connector = %self.connector, issuer = %reg.info.issuer, "registered with the downstream authorization server");
+                tracing::info!(connector = %id, issuer = %reg.info.issuer, "registered with the downstream authorization server");
                 reg
             }
         };
@@ -286,7 +323,7 @@ impl OAuthCredentials {
         self.write(PENDING_FIELD, &pending)
             .await
             .map_err(unavailable)?;
-        tracing::info!(connector = %self.connector, "a consent link was handed out");
+        tracing::info!(connector = %id, "a consent link was handed out");
         Ok(OAuthStatus::ConsentRequired {
             authorization_url: url,
             expires_at_ms: pending.expires_at_ms,
@@ -338,7 +375,7 @@ impl OAuthCredentials {
         if let Some(e) = error {
             return Err(refuse(format!(
                 "the authorization server answered error={}",
-                connecta_core::error::clamp_text(e, 64)
+                connecta_core::error::clamp_text(e, 64).escape_debug()
             )));
         }
         let reg = match self.read::<Registration>(CLIENT_FIELD).await {
@@ -409,6 +446,13 @@ impl OAuthCredentials {
                 Ok(t)
             }
             Err(e) if e.is_invalid_grant() || e.is_unknown_client() => {
+                // Another replica may have used (and rotated) the same
+                // refresh token a moment ago: its tokens are the good ones.
+                if let Ok(Some(now)) = self.read::<Tokens>(TOKENS_FIELD).await
+                    && now.access_token != old.access_token
+                {
+                    return Ok(now);
+                }
                 tracing::warn!(connector = %self.connector, error = %e, "the downstream refused the refresh; a new consent is needed");
                 let _ = self.forget_field(TOKENS_FIELD).await;
                 if e.is_unknown_client() {
@@ -417,9 +461,12 @@ impl OAuthCredentials {
                 }
                 Err(CredentialUnavailable::NotAuthorized)
             }
-            Err(e) => Err(CredentialUnavailable::Unreadable(format!(
-                "the token refresh failed: {e}"
-            ))),
+            Err(e) => {
+                tracing::warn!(connector = %self.connector, error = %e, "the downstream access token could not be refreshed");
+                Err(CredentialUnavailable::Unreachable(
+                    "its authorization server could not refresh the token".into(),
+                ))
+            }
         }
     }
 

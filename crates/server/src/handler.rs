@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use connecta_core::activity::Actor;
-use connecta_gateway::{Elicitor, Gateway, RequestCtx};
+use connecta_gateway::{ApprovalInput, Elicitor, Gateway, InputRequest, RequestCtx};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitationAction,
-    ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool,
+    ElicitationSchema, Implementation, InputRequiredResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{ElicitationMode, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -75,18 +75,10 @@ impl std::fmt::Debug for PeerElicitor {
 #[async_trait]
 impl Elicitor for PeerElicitor {
     async fn confirm(&self, message: &str) -> Option<bool> {
-        let schema = ElicitationSchema::builder()
-            .required_bool_with("approve", |b| {
-                b.title("Allow this call once")
-                    .description("Check to let the call run once; leave unchecked to refuse it.")
-                    .with_default(false)
-            })
-            .build()
-            .ok()?;
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: message.to_owned(),
-            requested_schema: schema,
+            requested_schema: approval_schema(),
         };
         match self
             .peer
@@ -113,6 +105,18 @@ impl Elicitor for PeerElicitor {
     }
 }
 
+/// The approval form: one yes-or-no field, unchecked by default.
+fn approval_schema() -> ElicitationSchema {
+    ElicitationSchema::builder()
+        .required_bool_with("approve", |b| {
+            b.title("Allow this call once")
+                .description("Check to let the call run once; leave unchecked to refuse it.")
+                .with_default(false)
+        })
+        .build()
+        .expect("a one-field schema builds")
+}
+
 /// An elicitor for this request, when its client can answer one: a
 /// session (stdio) whose client declared form elicitation. Stateless HTTP
 /// has no channel for a request from the server.
@@ -128,6 +132,61 @@ fn elicitor(ctx: &RequestContext<RoleServer>, timeout: Duration) -> Option<Arc<d
             timeout,
         }) as Arc<dyn Elicitor>
     })
+}
+
+/// The key of the approval question among a retry's `inputResponses`.
+const APPROVAL_INPUT: &str = "approval";
+
+/// How the `ask` policy reaches this caller over multi round-trip requests
+/// (MCP 2026-07-28): a client of that revision that declared form
+/// elicitation is handed the question, and its retry carries the answer.
+/// Over a session (stdio) the question is a real elicitation instead.
+fn approval_input(
+    request: &CallToolRequestParams,
+    ctx: &RequestContext<RoleServer>,
+) -> Option<ApprovalInput> {
+    if request.name != "call_destructive_tool" {
+        return None;
+    }
+    if let (Some(state), Some(responses)) = (&request.request_state, &request.input_responses) {
+        let approved = responses.get(APPROVAL_INPUT).is_some_and(|r| {
+            r.get("action").and_then(serde_json::Value::as_str) == Some("accept")
+                && r.get("content")
+                    .and_then(|c| c.get("approve"))
+                    .and_then(serde_json::Value::as_bool)
+                    == Some(true)
+        });
+        return Some(ApprovalInput::Answer {
+            approval_id: state.clone(),
+            approved,
+        });
+    }
+    let modern = ctx
+        .protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+    let form = ctx.client_capabilities().is_some_and(|c| {
+        c.elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none())
+    });
+    let over_http = ctx.extensions.get::<http::request::Parts>().is_some();
+    (modern && form && over_http).then_some(ApprovalInput::Ask)
+}
+
+/// The question handed back: one form elicitation (a yes-or-no field), and
+/// the question's id as the state the client echoes.
+fn input_required(asked: InputRequest) -> InputRequiredResult {
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: asked.message,
+        requested_schema: approval_schema(),
+    };
+    let mut requests = rmcp::model::InputRequests::new();
+    requests.insert(
+        APPROVAL_INPUT.to_owned(),
+        rmcp::model::InputRequest::Elicitation(rmcp::model::ElicitRequest::new(params)),
+    );
+    InputRequiredResult::new(Some(requests), Some(asked.approval_id))
 }
 
 impl ServerHandler for ConnectaServer {
@@ -153,8 +212,14 @@ impl ServerHandler for ConnectaServer {
         if let Some(e) = elicitor(&context, self.gateway.config.approvals.timeout) {
             ctx = ctx.with_elicitor(e);
         }
+        if let Some(input) = approval_input(&request, &context) {
+            ctx = ctx.with_approval_input(input);
+        }
         let args = request.arguments.unwrap_or_default();
         let out = self.gateway.call_meta(&request.name, args, &ctx).await;
+        if let Some(asked) = ctx.input_request() {
+            return Ok(CallToolResponse::InputRequired(input_required(asked)));
+        }
         Ok(CallToolResponse::Complete(convert::result(out)))
     }
 }

@@ -139,31 +139,35 @@ pub(crate) fn allowed_hosts(config: &connecta_core::config::Config) -> Vec<Strin
     hosts
 }
 
-#[derive(serde::Deserialize)]
-struct CallbackParams {
-    state: Option<String>,
-    code: Option<String>,
-    iss: Option<String>,
-    error: Option<String>,
-}
-
 /// Where a person's browser returns from a downstream authorization server.
 /// Every refusal gets the same page (the reason is logged), so nobody can
 /// learn which connectors exist or which states are pending by probing.
 async fn oauth_callback(
     axum::extract::State(state): axum::extract::State<AppState>,
-    axum::extract::Query(p): axum::extract::Query<CallbackParams>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
-    let outcome = state
-        .gateway
-        .complete_oauth(
-            p.state.as_deref().unwrap_or(""),
-            p.code.as_deref(),
-            p.iss.as_deref(),
-            p.error.as_deref(),
-        )
-        .await;
+    let mut params: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut repeated = false;
+    for (k, v) in url::form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        repeated |= params.insert(k.into_owned(), v.into_owned()).is_some();
+    }
+    let get = |k: &str| params.get(k).map(String::as_str);
+    let outcome = if repeated {
+        Err(connecta_gateway::oauth_flow::CallbackRefusal(
+            "a parameter is repeated".into(),
+        ))
+    } else {
+        state
+            .gateway
+            .complete_oauth(
+                get("state").unwrap_or(""),
+                get("code"),
+                get("iss"),
+                get("error"),
+            )
+            .await
+    };
     let (status, text) = match outcome {
         Ok(connector) => {
             tracing::info!(connector = %connector, "downstream authorization completed");

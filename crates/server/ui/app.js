@@ -373,7 +373,8 @@ function oauthStatus(c) {
   const o = c.oauth;
   const parts = ['OAuth: ', badge(show(o.status).replace(/_/g, ' '))];
   const url = show(o.authorizationUrl);
-  if (o.status === 'consent_required' && /^https?:\/\//i.test(url)) {
+  // Pending while still authorized too (a re-authorization not yet given).
+  if (o.authorizationUrl && /^https?:\/\//i.test(url)) {
     parts.push(' ', el('a', { href: url, target: '_blank', rel: 'noopener noreferrer', dataset: { consent: c.id } },
       'open the consent page'));
   }
@@ -387,9 +388,9 @@ function oauthButtons(c) {
   const start = el('button', { type: 'button', dataset: { oauth: 'authorize' } }, authorized ? 'Re-authorize' : 'Authorize');
   start.addEventListener('click', () => act(start, async () => {
     const r = await api('POST', `${url}/authorize`, { force: authorized });
-    flash(r.status === 'authorized'
-      ? `${c.id} is authorized.`
-      : `Open the consent page for ${c.id} (link in the row); it works once, for ten minutes.`);
+    flash(r.authorizationUrl
+      ? `Open the consent page for ${c.id} (link in the row); it works once, for ten minutes.`
+      : `${c.id} is authorized.`);
     state.keys.connections = null;
     await loadConnections();
   }));

@@ -197,6 +197,24 @@ impl McpConnector {
 
     /// An `auth_required` from the downstream gets the slot's label and
     /// fields, so the agent can say exactly what an operator must set.
+    fn refreshes_on_refusal(&self) -> bool {
+        self.credential.as_ref().is_some_and(|b| b.consent)
+    }
+
+    /// The downstream refused an OAuth connector's token (not: no token
+    /// could be had). The source is told, so the next load refreshes it.
+    async fn token_refused(&self, e: &ToolError) -> bool {
+        let Some(binding) = self.credential.as_ref().filter(|b| b.consent) else {
+            return false;
+        };
+        let refused = e.code == ErrorCode::AuthRequired
+            && e.details.get("recovery").and_then(Value::as_str) != Some("user_consent");
+        if refused {
+            binding.source.rejected().await;
+        }
+        refused
+    }
+
     /// An OAuth connector's refusal asks for consent instead, and tells the
     /// source its token was refused.
     async fn enrich(&self, e: ToolError) -> ToolError {
@@ -303,7 +321,12 @@ impl Connector for McpConnector {
     }
 
     async fn list_tools(&self, timeout: Duration) -> Result<Vec<ToolDef>, ToolError> {
-        match self.list_inner(timeout).await {
+        let first = self.list_inner(timeout).await;
+        let outcome = match first {
+            Err(e) if self.token_refused(&e).await => self.list_inner(timeout).await,
+            other => other,
+        };
+        match outcome {
             Ok(tools) => Ok(tools),
             Err(e) => Err(self.enrich(e).await),
         }
@@ -315,7 +338,20 @@ impl Connector for McpConnector {
         args: Map<String, Value>,
         options: CallOptions,
     ) -> Result<ToolResult, ToolError> {
-        match self.call_inner(tool, args, options).await {
+        // A refused OAuth token is refreshed and the call made once more:
+        // a 401 means the downstream did nothing, so that is safe even for
+        // a destructive tool.
+        let again = self
+            .refreshes_on_refusal()
+            .then(|| (args.clone(), options.clone()));
+        let first = self.call_inner(tool, args, options).await;
+        let outcome = match (first, again) {
+            (Err(e), Some((args, options))) if self.token_refused(&e).await => {
+                self.call_inner(tool, args, options).await
+            }
+            (other, _) => other,
+        };
+        match outcome {
             Ok(r) => Ok(r),
             Err(e) => Err(self.enrich(e).await),
         }

@@ -800,7 +800,16 @@ fn lower_connector_oauth(
     let mut ok = true;
     match kind {
         Some(ConnectorKind::Mcp(m)) => match &m.transport {
-            McpTransport::Http { headers, .. } => {
+            McpTransport::Http { headers, url } => {
+                let loopback_http =
+                    url.starts_with("http://") && host_of(url).is_some_and(is_loopback_host);
+                if !(url.starts_with("https://") || loopback_http) {
+                    sink.at(
+                        span.clone(),
+                        "[connector.oauth] needs the connector's url to be https:// (http:// only on a loopback host): tokens must not travel in clear",
+                    );
+                    ok = false;
+                }
                 if headers
                     .iter()
                     .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
@@ -842,11 +851,16 @@ fn lower_connector_oauth(
         sink.at(s.span(), "oauth.client_secret needs oauth.client_id");
         ok = false;
     }
+    if o.client_id.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        sink.at(span.clone(), "oauth.client_id must not be empty");
+        ok = false;
+    }
     if let Some(a) = &o.authorization_server {
         let text = a.get_ref();
+        let has_host = host_of(text).is_some_and(|h| !h.is_empty());
         let loopback_http =
             text.starts_with("http://") && host_of(text).is_some_and(is_loopback_host);
-        if !(text.starts_with("https://") || loopback_http) {
+        if !has_host || !(text.starts_with("https://") || loopback_http) {
             sink.at(
                 a.span(),
                 "oauth.authorization_server must be an https:// URL (http:// only on a loopback host)",

@@ -161,6 +161,8 @@ impl Gateway {
             cancel: ctx.cancel.child_token(),
             // Programs never call anything that needs approval.
             elicitor: None,
+            approval_input: None,
+            input_request: Arc::default(),
         };
         let host = Arc::new(host::ProgramHost::new(
             me,

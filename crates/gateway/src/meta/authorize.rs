@@ -89,12 +89,14 @@ fn oauth_answer(id: &str, status: OAuthStatus) -> Value {
         OAuthStatus::Authorized {
             issuer,
             expires_at_ms,
+            authorization_url,
         } => json!({
             "connector": id,
             "status": "authorized",
             "issuer": issuer,
             "expiresAtMs": expires_at_ms,
-            "message": format!("{id} is authorized. If calls still fail with auth_required, the authorization was withdrawn: call authorize_connector with force: true for a new consent link."),
+            "authorizationUrl": authorization_url,
+            "message": format!("{id} is authorized. If calls still fail with auth_required, the authorization was withdrawn: call authorize_connector with force: true for a new consent link (the current authorization keeps working until the link is used)."),
         }),
         OAuthStatus::ConsentRequired {
             authorization_url,
@@ -105,7 +107,7 @@ fn oauth_answer(id: &str, status: OAuthStatus) -> Value {
             "recovery": "user_consent",
             "authorizationUrl": authorization_url,
             "expiresAtMs": expires_at_ms,
-            "message": format!("Give the user this link and ask them to open it and allow access: it lets connecta act for them at {id}'s authorization server. It works once, for ten minutes; asking again before then returns the same link. Retry the call once they have."),
+            "message": format!("Give the user this link and ask them to open it and allow access: it lets connecta act for them at the authorization server of {id}. It works once, for ten minutes; asking again before then returns the same link. Retry the call once they have."),
         }),
         OAuthStatus::NotAuthorized => json!({
             "connector": id,
@@ -140,6 +142,7 @@ async fn credential_status(id: &str, source: &VaultCredentials) -> Value {
                 CredentialUnavailable::WrongKey => "vault_key_mismatch",
                 CredentialUnavailable::Unreadable(_) => "unreadable",
                 CredentialUnavailable::NotAuthorized => "not_authorized",
+                CredentialUnavailable::Unreachable(_) => "unreachable",
             };
             let mut v = json!({
                 "connector": id,

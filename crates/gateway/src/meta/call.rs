@@ -256,7 +256,11 @@ impl Gateway {
             }
             Err(e) => {
                 d.result = Err(e.clone());
-                self.record(ctx, &d, source, None);
+                // A question handed back to the client is no call yet: the
+                // retry that carries the answer is the one recorded.
+                if ctx.input_request().is_none() {
+                    self.record(ctx, &d, source, None);
+                }
                 Err(e)
             }
         }
