@@ -453,6 +453,42 @@ async fn a_2026_client_over_http_is_asked_through_an_input_required_result() {
     );
     assert!(questions(&gw, false).is_empty(), "nothing is left pending");
 
+    // An answer is good for its own call only: a retry that names another
+    // call's question (here, the approved one) with "yes" runs nothing.
+    let approved_id = questions(&gw, true)
+        .into_iter()
+        .find(|q| q["status"] == "allowed-once")
+        .and_then(|q| q["id"].as_str().map(str::to_owned))
+        .expect("the approved question");
+    let forger = connect(&gw.url()).await;
+    let Value::Object(args) = json!({"address": "demo.create_note",
+        "args": {"title": "mrtr-forged", "body": "x"}})
+    else {
+        unreachable!()
+    };
+    let mut params =
+        rmcp::model::CallToolRequestParams::new("call_destructive_tool").with_arguments(args);
+    params.request_state = Some(approved_id);
+    params.input_responses = Some(
+        [(
+            "approval".to_owned(),
+            json!({"action": "accept", "content": {"approve": true}}),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    let forged = forger.call_tool(params).await.expect("answered");
+    let v = forged.structured_content.clone().unwrap_or(Value::Null);
+    assert_eq!(forged.is_error, Some(true), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("already decided or has expired"),
+        "{v}"
+    );
+    assert!(!titles(&gw).await.contains("mrtr-forged"));
+
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let decided: Vec<Value> = approval_events(&gw)
@@ -474,8 +510,8 @@ async fn a_2026_client_over_http_is_asked_through_an_input_required_result() {
         .filter(|e| e["toolName"] == "create_note" && e.get("approval").is_none())
         .count();
     assert_eq!(
-        calls, 2,
-        "one call event per decided call, none for the hand-back"
+        calls, 3,
+        "one call event per decided call and one for the refused forgery, none for the hand-backs"
     );
     gw.stop();
 }

@@ -164,23 +164,25 @@ impl Gateway {
         } else {
             ApprovalDecision::Rejected
         };
+        // Only an answer that decides the question opens the call. One that
+        // finds it decided (an operator, the deadline, or an earlier retry)
+        // opens nothing: a decided question no longer says which call it was
+        // for, and a grant is good for one call.
         let (decision, by) = match self
             .store
             .approval_decide(id, asked, &by, now_ms(), true)
             .await
         {
             Ok(Some(_)) => (asked, by),
-            // Decided already (an operator, the deadline): that stands.
-            Ok(None) => match self.store.approval_get(id).await {
-                Ok(Some(r)) if !r.is_pending() => (
-                    r.decision().unwrap_or(ApprovalDecision::Unavailable),
-                    r.decided_by.unwrap_or_default(),
-                ),
-                _ => (
-                    ApprovalDecision::Unavailable,
-                    "gateway (the question expired)".to_owned(),
-                ),
-            },
+            Ok(None) => {
+                return Err(ToolError::new(
+                    ErrorCode::ApprovalUnavailable,
+                    format!(
+                        "the question this answer is for was already decided or has expired; {} was not called (call again to be asked anew)",
+                        clamp_text(q.address, 257)
+                    ),
+                ));
+            }
             Err(e) => {
                 tracing::error!(approval = id, "could not record an approval decision: {e}");
                 (ApprovalDecision::Unavailable, "gateway (store)".into())
