@@ -489,13 +489,83 @@ async fn a_2026_client_over_http_is_asked_through_an_input_required_result() {
     );
     assert!(!titles(&gw).await.contains("mrtr-forged"));
 
+    // A still-open question answers only for its own call: the same
+    // caller's retry with other arguments is refused and decides nothing;
+    // the retry for the call it was asked about then runs.
+    let human = HumanBehindTheClient {
+        approve: true,
+        asked: Default::default(),
+    };
+    let modern = rmcp::service::serve_client_with_lifecycle(
+        human,
+        StreamableHttpClientTransport::from_uri(gw.url()),
+        rmcp::service::ClientLifecycleMode::Auto {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            legacy_version: None,
+        },
+    )
+    .await
+    .expect("connects");
+    let params_for = |title: &str| {
+        let Value::Object(args) = json!({"address": "demo.create_note",
+            "args": {"title": title, "body": "x"}})
+        else {
+            unreachable!()
+        };
+        rmcp::model::CallToolRequestParams::new("call_destructive_tool").with_arguments(args)
+    };
+    let first = modern
+        .call_tool_once(params_for("mrtr-asked"))
+        .await
+        .expect("answered");
+    let rmcp::model::CallToolResponse::InputRequired(handed) = first else {
+        panic!("the question was not handed back: {first:?}")
+    };
+    let state = handed.request_state.clone().expect("requestState");
+    let yes: rmcp::model::InputResponses = [(
+        "approval".to_owned(),
+        json!({"action": "accept", "content": {"approve": true}}),
+    )]
+    .into_iter()
+    .collect();
+    let mut other = params_for("mrtr-swapped");
+    other.request_state = Some(state.clone());
+    other.input_responses = Some(yes.clone());
+    let swapped = modern.call_tool_once(other).await.expect("answered");
+    let rmcp::model::CallToolResponse::Complete(swapped) = swapped else {
+        panic!("expected a final answer")
+    };
+    let v = swapped.structured_content.clone().unwrap_or(Value::Null);
+    assert_eq!(swapped.is_error, Some(true), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("not for this call"),
+        "{v}"
+    );
+    assert_eq!(questions(&gw, false).len(), 1, "the question is still open");
+    let mut right = params_for("mrtr-asked");
+    right.request_state = Some(state);
+    right.input_responses = Some(yes);
+    let ran = modern.call_tool_once(right).await.expect("answered");
+    let rmcp::model::CallToolResponse::Complete(ran) = ran else {
+        panic!("expected a final answer")
+    };
+    assert_ne!(ran.is_error, Some(true), "{:?}", ran.structured_content);
+    let listed = titles(&gw).await;
+    assert!(
+        listed.contains("mrtr-asked") && !listed.contains("mrtr-swapped"),
+        "{listed}"
+    );
+
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let decided: Vec<Value> = approval_events(&gw)
             .into_iter()
             .filter(|e| e["kind"] == "approval_decided")
             .collect();
-        if decided.len() == 2 {
+        if decided.len() == 3 {
             for e in &decided {
                 let by = e["approval"]["decidedBy"].as_str().unwrap_or_default();
                 assert!(by.starts_with("elicitation:"), "{e}");
@@ -510,8 +580,8 @@ async fn a_2026_client_over_http_is_asked_through_an_input_required_result() {
         .filter(|e| e["toolName"] == "create_note" && e.get("approval").is_none())
         .count();
     assert_eq!(
-        calls, 3,
-        "one call event per decided call and one for the refused forgery, none for the hand-backs"
+        calls, 5,
+        "one call event per decided call and per refused retry, none for the hand-backs"
     );
     gw.stop();
 }

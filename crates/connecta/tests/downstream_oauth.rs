@@ -59,6 +59,28 @@ async fn consent(url: &str) -> (u16, String) {
     (r.status().as_u16(), r.text().await.expect("page"))
 }
 
+/// A signed-in operator UI session: (client, cookie pair).
+async fn operator(gw: &Gateway) -> (reqwest::Client, String) {
+    let secret = std::fs::read_to_string(gw.data_dir().join("operator-secret")).expect("secret");
+    let http = reqwest::Client::new();
+    let signed = http
+        .post(format!("{}/ui/api/session", gw.base()))
+        .header("origin", gw.base())
+        .header("content-type", "application/json")
+        .body(json!({"secret": secret.trim()}).to_string())
+        .send()
+        .await
+        .expect("sign in");
+    let cookie = signed.headers()["set-cookie"]
+        .to_str()
+        .expect("cookie")
+        .split(';')
+        .next()
+        .expect("pair")
+        .to_owned();
+    (http, cookie)
+}
+
 /// The callback page for these query parameters, as a browser gets it.
 async fn callback(gw: &Gateway, query: &str) -> (u16, String) {
     let r = reqwest::get(format!("{}/oauth/callback{query}", gw.base()))
@@ -149,9 +171,26 @@ async fn an_agent_gets_a_consent_link_and_calls_work_once_a_person_consents() {
     assert!(!is_error, "a refused token failed the call: {v}");
     assert_eq!(stats(&peer).await["refreshes"], 1);
 
-    // A new consent asked for while authorized leaves the authorization
-    // working until it is given, under the same registration.
-    let forced = authorize(&client, true).await;
+    // The authorization serves every caller: an agent cannot replace a
+    // working one, even with force.
+    let agent_forced = authorize(&client, true).await;
+    assert_eq!(agent_forced["status"], "authorized", "{agent_forced}");
+    assert!(agent_forced["authorizationUrl"].is_null(), "{agent_forced}");
+    // An operator can: a new consent that leaves the authorization working
+    // until it is given, under the same registration.
+    let (ui, cookie) = operator(&gw).await;
+    let forced: Value = ui
+        .post(format!("{}/ui/api/connections/notes/authorize", gw.base()))
+        .header("cookie", &cookie)
+        .header("origin", gw.base())
+        .header("content-type", "application/json")
+        .body(json!({"force": true}).to_string())
+        .send()
+        .await
+        .expect("re-authorize")
+        .json()
+        .await
+        .expect("json");
     assert_eq!(forced["status"], "consent_required", "{forced}");
     let (v, is_error) = whoami(&client).await;
     assert!(!is_error, "a forced consent broke the authorization: {v}");
@@ -194,23 +233,7 @@ async fn an_agent_gets_a_consent_link_and_calls_work_once_a_person_consents() {
     }
 
     // The operator UI shows it, and can take it back.
-    let secret = std::fs::read_to_string(gw.data_dir().join("operator-secret")).expect("secret");
-    let http = reqwest::Client::new();
-    let signed = http
-        .post(format!("{}/ui/api/session", gw.base()))
-        .header("origin", gw.base())
-        .header("content-type", "application/json")
-        .body(json!({"secret": secret.trim()}).to_string())
-        .send()
-        .await
-        .expect("sign in");
-    let cookie = signed.headers()["set-cookie"]
-        .to_str()
-        .expect("cookie")
-        .split(';')
-        .next()
-        .expect("pair")
-        .to_owned();
+    let (http, cookie) = operator(&gw).await;
     let conns: Value = http
         .get(format!("{}/ui/api/connections", gw.base()))
         .header("cookie", &cookie)

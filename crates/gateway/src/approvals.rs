@@ -97,8 +97,10 @@ impl Gateway {
         );
         self.record_approval(ctx, q, &id, None, None, Duration::ZERO);
         if ctx.approval_input == Some(ApprovalInput::Ask) {
-            // The client's human answers between this request and its retry;
-            // an operator may answer meanwhile, and the first answer stands.
+            // The client's human answers between this request and its retry.
+            // An operator may answer meanwhile; a "no" (or the deadline)
+            // then stands, and a "yes" does not open the retry (see
+            // `resume_approval`): the call must be made again.
             *ctx.input_request.lock().unwrap_or_else(|p| p.into_inner()) = Some(InputRequest {
                 approval_id: id.clone(),
                 message: elicitation_message(q),
@@ -353,8 +355,6 @@ fn new_id() -> String {
     format!("apr_{hex}")
 }
 
-/// What the caller's human reads: the tool, the connector, the agent's
-/// reason and the arguments.
 /// `Ok` for `allowed-once`; the typed refusal for everything else.
 fn outcome(
     decision: ApprovalDecision,
@@ -386,6 +386,8 @@ fn outcome(
     Err(error)
 }
 
+/// What the caller's human reads: the tool, the connector, the agent's
+/// reason and the arguments.
 fn elicitation_message(q: &Question<'_>) -> String {
     let args = q.args.to_string();
     let mut text = format!(

@@ -437,6 +437,9 @@ pub fn register_config_secrets(c: &ConnectorConfig, redactor: &Redactor) {
     for v in values {
         redactor.add(v.expose());
     }
+    if let Some(s) = c.oauth.as_ref().and_then(|o| o.client_secret.as_ref()) {
+        redactor.add(s.expose());
+    }
 }
 
 fn build_connector(

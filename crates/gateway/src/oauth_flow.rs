@@ -48,6 +48,22 @@ const REFRESH_EARLY_MS: i64 = 60_000;
 /// Where the authorization server sends the person back.
 pub const CALLBACK_PATH: &str = "/oauth/callback";
 
+/// The fields of the stored rows that hold secrets.
+const SECRET_KEYS: &[&str] = &["access_token", "refresh_token", "client_secret", "verifier"];
+
+fn register_secrets(v: &serde_json::Value, redactor: &Redactor) {
+    if let serde_json::Value::Object(m) = v {
+        for (k, item) in m {
+            match item {
+                serde_json::Value::String(text) if SECRET_KEYS.contains(&k.as_str()) => {
+                    redactor.add(text);
+                }
+                other => register_secrets(other, redactor),
+            }
+        }
+    }
+}
+
 /// The slot an OAuth connector's binding frames its token with.
 pub fn oauth_slot() -> CredentialSlot {
     CredentialSlot {
@@ -160,22 +176,34 @@ impl OAuthCredentials {
         let key = self.keys.key_for(&row.key_id)?;
         let value = connecta_vault::open(&key, row)
             .map_err(|e| CredentialUnavailable::Unreadable(e.to_string()))?;
-        serde_json::from_str(value.expose())
-            .map(Some)
-            .map_err(|e| CredentialUnavailable::Unreadable(format!("{field} is damaged: {e}")))
+        let damaged = |e: serde_json::Error| {
+            CredentialUnavailable::Unreadable(format!("{field} is damaged: {e}"))
+        };
+        let json: serde_json::Value = serde_json::from_str(value.expose()).map_err(damaged)?;
+        // Whatever secret a row holds is known to the redactor from the
+        // moment it is read (after a restart too), not only once renewed.
+        register_secrets(&json, &self.redactor);
+        serde_json::from_value(json).map(Some).map_err(damaged)
     }
 
     async fn write<T: Serialize>(&self, field: &str, value: &T) -> Result<(), String> {
         let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
-        seal_fields(
+        let created = seal_fields(
             self.store.clone(),
             self.keys.location(),
             &self.connector,
             &[(field.to_owned(), Secret::new(text))],
         )
         .await
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+        if created {
+            tracing::warn!(
+                "created a new vault key in {} (mode 0600) to keep {}'s authorization; back it up, and give every replica the same key (CONNECTA_VAULT_KEY)",
+                self.keys.location().file.display(),
+                self.connector
+            );
+        }
+        Ok(())
     }
 
     async fn forget_field(&self, field: &str) -> Result<u64, String> {
@@ -221,8 +249,12 @@ impl OAuthCredentials {
 
     /// The consent link to hand out: the pending one when it is still good,
     /// else a new flow (discovering and registering as needed). Already
-    /// authorized is said as such unless `force` (a new consent even so).
-    pub async fn authorize(&self, force: bool) -> Result<OAuthStatus, ToolError> {
+    /// authorized is said as such, unless an operator forces a new consent.
+    pub async fn authorize(
+        &self,
+        force: bool,
+        by_operator: bool,
+    ) -> Result<OAuthStatus, ToolError> {
         let _one = self.lock.lock().await;
         let id = &self.connector;
         // The agent learns whether trying again can help; the operator
@@ -252,14 +284,14 @@ impl OAuthCredentials {
                 true,
             )
         };
-        if !force {
-            match self.status().await {
-                Ok(s @ (OAuthStatus::Authorized { .. } | OAuthStatus::ConsentRequired { .. })) => {
-                    return Ok(s);
-                }
-                Ok(OAuthStatus::NotAuthorized) => {}
-                Err(e) => return Err(unavailable(e.operator_detail())),
-            }
+        // The authorization is the connector's, used for every caller: only
+        // an operator replaces a working one (an agent's `force` renews a
+        // pending link, nothing more).
+        match self.status().await {
+            Ok(s @ OAuthStatus::Authorized { .. }) if !(force && by_operator) => return Ok(s),
+            Ok(s @ OAuthStatus::ConsentRequired { .. }) if !force => return Ok(s),
+            Ok(_) => {}
+            Err(e) => return Err(unavailable(e.operator_detail())),
         }
         let http = oauth::http_client().map_err(failed)?;
         let stored = self

@@ -33,6 +33,17 @@ impl Redactor {
         if secret.len() < MIN_SECRET_LEN {
             return;
         }
+        // Most calls add what is known already (a credential on every use):
+        // the shared read lock answers those without blocking log lines.
+        if self
+            .secrets
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|x| x == secret)
+        {
+            return;
+        }
         let mut s = self.secrets.write().unwrap_or_else(|p| p.into_inner());
         if !s.iter().any(|x| x == secret) {
             s.push(secret.to_owned());

@@ -215,8 +215,7 @@ impl McpConnector {
         refused
     }
 
-    /// An OAuth connector's refusal asks for consent instead, and tells the
-    /// source its token was refused.
+    /// An OAuth connector's refusal asks for consent instead.
     async fn enrich(&self, e: ToolError) -> ToolError {
         let Some(binding) = &self.credential else {
             return e;
@@ -228,7 +227,7 @@ impl McpConnector {
             if e.details.get("recovery").and_then(Value::as_str) == Some("user_consent") {
                 return e;
             }
-            binding.source.rejected().await;
+            // `token_refused` told the source already (once per call).
             return crate::credential::consent_required(
                 &self.shared.id,
                 "the downstream refused the gateway's token",

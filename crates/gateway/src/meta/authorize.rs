@@ -42,7 +42,7 @@ impl Gateway {
         };
         let id = h.config.id.as_str();
         if let Some(oauth) = &h.oauth {
-            let status = oauth.authorize(a.force.unwrap_or(false)).await?;
+            let status = oauth.authorize(a.force.unwrap_or(false), false).await?;
             return Ok(MetaOutput::value(oauth_answer(id, status)));
         }
         if let Some(source) = &h.credential {
@@ -96,7 +96,7 @@ fn oauth_answer(id: &str, status: OAuthStatus) -> Value {
             "issuer": issuer,
             "expiresAtMs": expires_at_ms,
             "authorizationUrl": authorization_url,
-            "message": format!("{id} is authorized. If calls still fail with auth_required, the authorization was withdrawn: call authorize_connector with force: true for a new consent link (the current authorization keeps working until the link is used)."),
+            "message": format!("{id} is authorized (for every caller of this gateway). If calls still fail with auth_required, tell the user an operator must re-authorize it (the operator UI's Connections tab)."),
         }),
         OAuthStatus::ConsentRequired {
             authorization_url,

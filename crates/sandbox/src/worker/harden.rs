@@ -94,7 +94,12 @@ pub fn apply(limits: &WorkerLimits) -> Result<HardeningReport, HardenError> {
     // A gateway run as root would hand its workers every capability; the
     // seccomp filter refuses what they could be used for, and this takes
     // them away as well. Changing every uid away from 0 clears them.
-    if nix::unistd::geteuid().is_root() {
+    // Root without capabilities (a container started with all of them
+    // dropped) has nothing to give up, and could not change uid anyway.
+    let has_caps = ["CapPrm:", "CapEff:"]
+        .iter()
+        .any(|f| cap_field(&status, f).is_some_and(|c| c != 0));
+    if nix::unistd::geteuid().is_root() && has_caps {
         let parent = nix::unistd::getppid();
         let nobody_gid = nix::unistd::Gid::from_raw(NOBODY);
         let nobody_uid = nix::unistd::Uid::from_raw(NOBODY);
@@ -185,7 +190,6 @@ pub fn filter() -> Result<BpfProgram, HardenError> {
     Ok(filter.try_into()?)
 }
 
-/// A numeric field of `/proc/self/status` (`VmSize:` is in kB).
 /// uid and gid of `nobody` on Linux.
 const NOBODY: u32 = 65_534;
 
@@ -197,6 +201,7 @@ fn cap_field(status: &str, name: &str) -> Option<u64> {
     })
 }
 
+/// A numeric field of `/proc/self/status` (`VmSize:` is in kB).
 fn status_field(status: &str, name: &str) -> Option<u64> {
     status.lines().find_map(|l| {
         let value = l.strip_prefix(name)?.trim();

@@ -292,7 +292,7 @@ pub(crate) async fn connection_authorize(
         );
     };
     tracing::info!(operator = %signed.0.name, connector = %id, force = req.force, "operator asked for a downstream authorization");
-    match oauth.authorize(req.force).await {
+    match oauth.authorize(req.force, true).await {
         Ok(s) => Json(s).into_response(),
         Err(e) => refuse(
             StatusCode::BAD_GATEWAY,
