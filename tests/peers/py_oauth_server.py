@@ -146,7 +146,9 @@ mcp = FastMCP(
         resource_server_url=f"{BASE}/mcp",
         validate_token_resource=False,
         client_registration_options=ClientRegistrationOptions(
-            enabled=True, valid_scopes=["notes"], default_scopes=["notes"]
+            # "other" is grantable but opens nothing: a token with only it
+            # is accepted and then refused with 403 (insufficient_scope).
+            enabled=True, valid_scopes=["notes", "other"], default_scopes=["notes"]
         ),
         required_scopes=["notes"],
     ),

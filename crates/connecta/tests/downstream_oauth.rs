@@ -382,6 +382,39 @@ async fn a_client_registered_by_hand_authenticates_with_basic() {
     );
 }
 
+/// A token the downstream accepts but that lacks a scope (HTTP 403) is not a
+/// refused token: no refresh, no consent prompt, and the agent is told an
+/// operator must look at the scopes.
+#[tokio::test]
+async fn a_token_without_the_needed_scope_is_not_refreshed_or_re_consented() {
+    let peer = HttpPeer::start("py_oauth_server.py", &[]).await;
+    let mut gw = Gateway::start(&format!(
+        "[[connector]]\nid = \"notes\"\nurl = {}\n[connector.oauth]\nscopes = [\"other\"]\n",
+        q(&peer.url())
+    ));
+    let client = connect(&gw.url()).await;
+    let link = authorize(&client, false).await["authorizationUrl"]
+        .as_str()
+        .expect("link")
+        .to_owned();
+    assert!(link.contains("scope=other"), "{link}");
+    assert_eq!(consent(&link).await.0, 200);
+    let (v, is_error) = whoami(&client).await;
+    assert!(is_error, "{v}");
+    assert_eq!(v["error"]["code"], "auth_required", "{v}");
+    assert_ne!(v["error"]["recovery"], "user_consent", "{v}");
+    assert!(
+        v["error"]["retry"]
+            .as_str()
+            .unwrap_or("")
+            .contains("HTTP 403"),
+        "{v}"
+    );
+    assert_eq!(stats(&peer).await["refreshes"], 0, "a 403 caused a refresh");
+    assert_eq!(authorize(&client, false).await["status"], "authorized");
+    gw.stop();
+}
+
 #[test]
 fn check_refuses_oauth_where_it_cannot_apply() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -54,6 +54,9 @@ pub(crate) fn from_service_error(connector: &str, e: &ServiceError) -> (ToolErro
                 }
                 source = cur.source();
             }
+            if e.auth_challenge().is_some_and(is_scope_challenge) {
+                return (forbidden(connector), SessionFate::Keep);
+            }
             if e.is_authorization_required() {
                 return (
                     auth_required(connector, "the downstream server asked for authorization"),
@@ -115,6 +118,23 @@ pub(crate) fn from_service_error(connector: &str, e: &ServiceError) -> (ToolErro
     }
 }
 
+/// HTTP 403 (or rmcp's insufficient-scope refusal): the credential was
+/// accepted but lacks a permission, so a new token of the same kind would
+/// not help. Kept apart from a refused token by `httpStatus`.
+pub(crate) fn forbidden(connector: &str) -> ToolError {
+    auth_required(
+        connector,
+        "it answered HTTP 403 (a permission or scope is missing)",
+    )
+    .detail("httpStatus", 403)
+}
+
+/// rmcp's 401/403 challenge says the token lacks a scope (RFC 6750
+/// `error="insufficient_scope"`, which rmcp answers for a 403).
+pub(crate) fn is_scope_challenge(www_authenticate: &str) -> bool {
+    www_authenticate.contains("insufficient_scope")
+}
+
 pub(crate) fn auth_required(connector: &str, why: &str) -> ToolError {
     crate::credential::auth_required(connector, None, why)
 }
@@ -135,7 +155,8 @@ fn http_status<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a HttpS
 fn from_http_status(connector: &str, status: &HttpStatusError) -> ToolError {
     let code = status.status;
     let err = match code {
-        401 | 403 => auth_required(connector, &format!("it answered HTTP {code}")),
+        401 => auth_required(connector, "it answered HTTP 401"),
+        403 => forbidden(connector),
         404 => ToolError::with_cause(
             ErrorCode::Unavailable,
             format!("{connector} answered HTTP 404 (is the URL right?)"),

@@ -188,11 +188,12 @@ impl HttpTransport {
             }
             Ok(Err(e)) => {
                 ct.cancel();
-                if e.auth_challenge().is_some() {
-                    return Err(errors::auth_required(
-                        id,
-                        "the downstream server asked for authorization",
-                    ));
+                if let Some(challenge) = e.auth_challenge() {
+                    return Err(if errors::is_scope_challenge(challenge) {
+                        errors::forbidden(id)
+                    } else {
+                        errors::auth_required(id, "the downstream server asked for authorization")
+                    });
                 }
                 clamp_text(&e.to_string(), MAX_ECHO_BYTES).into_owned()
             }

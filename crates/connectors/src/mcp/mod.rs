@@ -208,7 +208,8 @@ impl McpConnector {
             return false;
         };
         let refused = e.code == ErrorCode::AuthRequired
-            && e.details.get("recovery").and_then(Value::as_str) != Some("user_consent");
+            && e.details.get("recovery").and_then(Value::as_str) != Some("user_consent")
+            && !is_forbidden(e);
         if refused {
             binding.source.rejected().await;
         }
@@ -226,6 +227,12 @@ impl McpConnector {
         if binding.consent {
             if e.details.get("recovery").and_then(Value::as_str) == Some("user_consent") {
                 return e;
+            }
+            if is_forbidden(&e) {
+                return e.detail(
+                    "retry",
+                    "the downstream refused this call with the gateway's authorization (HTTP 403): it lacks a permission or scope; a new token would not help. Tell the user an operator must look at the connector's scopes or the account it was authorized with",
+                );
             }
             // `token_refused` told the source already (once per call).
             return crate::credential::consent_required(
@@ -443,4 +450,10 @@ impl McpConnector {
             () = options.cancel.cancelled() => Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled")),
         }
     }
+}
+
+/// The downstream answered HTTP 403: the token was accepted, a permission
+/// is missing.
+fn is_forbidden(e: &ToolError) -> bool {
+    e.details.get("httpStatus").and_then(Value::as_u64) == Some(403)
 }
