@@ -82,6 +82,14 @@ async fn serve_with(
     base
 }
 
+/// Discovery of `{base}/mcp`, which must be refused.
+async fn refusal(base: &str) -> OAuthError {
+    let http = oauth::http_client().expect("client");
+    oauth::discover(&http, &format!("{base}/mcp"), None)
+        .await
+        .expect_err("refused")
+}
+
 fn good(base: &str) -> Value {
     json!({
         "issuer": base,
@@ -120,10 +128,7 @@ async fn an_issuer_that_names_another_is_refused() {
         m
     })
     .await;
-    let http = oauth::http_client().expect("client");
-    let err = oauth::discover(&http, &format!("{base}/mcp"), None)
-        .await
-        .expect_err("refused");
+    let err = refusal(&base).await;
     assert!(
         matches!(&err, OAuthError::Discovery(m) if m.contains("names issuer https://evil.example")),
         "{err}"
@@ -138,10 +143,7 @@ async fn a_server_without_pkce_s256_is_refused() {
         m
     })
     .await;
-    let http = oauth::http_client().expect("client");
-    let err = oauth::discover(&http, &format!("{base}/mcp"), None)
-        .await
-        .expect_err("refused");
+    let err = refusal(&base).await;
     assert!(err.to_string().contains("PKCE"), "{err}");
 }
 
@@ -153,10 +155,7 @@ async fn an_endpoint_over_plain_http_elsewhere_is_refused() {
         m
     })
     .await;
-    let http = oauth::http_client().expect("client");
-    let err = oauth::discover(&http, &format!("{base}/mcp"), None)
-        .await
-        .expect_err("refused");
+    let err = refusal(&base).await;
     assert!(err.to_string().contains("must be https"), "{err}");
 }
 
@@ -195,10 +194,7 @@ async fn resource_metadata_about_another_resource_is_refused() {
         "/.well-known/oauth-protected-resource/mcp",
     )
     .await;
-    let http = oauth::http_client().expect("client");
-    let err = oauth::discover(&http, &format!("{base}/mcp"), None)
-        .await
-        .expect_err("refused");
+    let err = refusal(&base).await;
     assert!(
         err.to_string().contains("is for https://other.example/mcp"),
         "{err}"
@@ -213,10 +209,7 @@ async fn a_loopback_endpoint_off_the_issuer_origin_is_refused() {
         m
     })
     .await;
-    let http = oauth::http_client().expect("client");
-    let err = oauth::discover(&http, &format!("{base}/mcp"), None)
-        .await
-        .expect_err("refused");
+    let err = refusal(&base).await;
     assert!(err.to_string().contains("outside its own origin"), "{err}");
     assert!(!err.is_transient());
 }

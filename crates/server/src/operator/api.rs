@@ -260,6 +260,26 @@ pub(crate) async fn connection_refresh(
     }
 }
 
+/// The downstream OAuth of connector `id`, or a 404.
+fn oauth_of(
+    state: &AppState,
+    id: &str,
+) -> Result<std::sync::Arc<connecta_gateway::oauth_flow::OAuthCredentials>, Response> {
+    state
+        .gateway
+        .connector(id)
+        .and_then(|h| h.oauth.clone())
+        .ok_or_else(|| {
+            refuse(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "there is no connector \"{}\" with [connector.oauth]",
+                    clamp_text(id, 64)
+                ),
+            )
+        })
+}
+
 #[derive(Deserialize, Default)]
 struct AuthorizeBody {
     #[serde(default)]
@@ -282,14 +302,9 @@ pub(crate) async fn connection_authorize(
             Err(res) => return res,
         }
     };
-    let Some(oauth) = state.gateway.connector(&id).and_then(|h| h.oauth.clone()) else {
-        return refuse(
-            StatusCode::NOT_FOUND,
-            format!(
-                "there is no connector \"{}\" with [connector.oauth]",
-                clamp_text(&id, 64)
-            ),
-        );
+    let oauth = match oauth_of(&state, &id) {
+        Ok(o) => o,
+        Err(res) => return res,
     };
     tracing::info!(operator = %signed.0.name, connector = %id, force = req.force, "operator asked for a downstream authorization");
     match oauth.authorize(req.force, true).await {
@@ -307,14 +322,9 @@ pub(crate) async fn connection_deauthorize(
     signed: Signed,
     Path(id): Path<String>,
 ) -> Response {
-    let Some(oauth) = state.gateway.connector(&id).and_then(|h| h.oauth.clone()) else {
-        return refuse(
-            StatusCode::NOT_FOUND,
-            format!(
-                "there is no connector \"{}\" with [connector.oauth]",
-                clamp_text(&id, 64)
-            ),
-        );
+    let oauth = match oauth_of(&state, &id) {
+        Ok(o) => o,
+        Err(res) => return res,
     };
     match oauth.forget().await {
         Ok(n) => {
