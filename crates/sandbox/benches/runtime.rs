@@ -1,5 +1,6 @@
 //! Sandbox latency: a program on a freshly started worker (cold), and warm
-//! runs with and without one host call, through `CodeRuntime::run` with
+//! runs with and without one host call (directly, and through a connector
+//! shortcut beside 1,000 others), through `CodeRuntime::run` with
 //! hardening on, IPC included. Also prints the idle worker's RSS and a
 //! per-run latency distribution (criterion's estimates are per-sample
 //! means, which a loaded machine's tail pulls up).
@@ -11,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use connecta_sandbox::{
-    BindingHost, BindingNamespace, CodeRunRequest, CodeRuntime, HostError, PoolOptions, QuickJsPool,
+    BindingHost, BindingNamespace, CodeRunRequest, CodeRuntime, HostError, PoolOptions,
+    QuickJsPool, Shortcuts,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::Value;
@@ -20,6 +22,10 @@ use tokio_util::sync::CancellationToken;
 const NOOP: &str = "async () => 1";
 const ONE_CALL: &str =
     "async () => { const r = await connecta.call('ci.get_run', { runId: 42 }); return r; }";
+/// The same call through a connector shortcut, beside 1,000 of them.
+const ONE_SHORTCUT_CALL: &str =
+    "async () => { const r = await connector_999.get_run({ runId: 42 }); return r; }";
+const SHORTCUTS: usize = 1_000;
 
 const WORKER: &str = env!("CARGO_BIN_EXE_connecta-sandbox-worker");
 
@@ -36,6 +42,13 @@ fn options() -> PoolOptions {
     let mut o = PoolOptions::new(WORKER, Vec::<String>::new());
     o.workers = 1;
     o.max_concurrent = 1;
+    o.shortcuts = Shortcuts {
+        global: "connecta".into(),
+        function: "call".into(),
+        aliases: (0..SHORTCUTS)
+            .map(|i| (format!("connector_{i}"), format!("connector-{i}")))
+            .collect(),
+    };
     o
 }
 
@@ -51,7 +64,6 @@ fn request(program: &str) -> CodeRunRequest {
                 "batch".into(),
             ],
         }],
-        prelude: None,
         cancel: CancellationToken::new(),
     }
 }
@@ -87,9 +99,20 @@ fn bench(c: &mut Criterion) {
             r
         })
     });
+    group.bench_function("warm_one_shortcut_call_of_1000", |b| {
+        b.to_async(&rt).iter(|| async {
+            let r = pool.run(request(ONE_SHORTCUT_CALL), host.clone()).await;
+            debug_assert!(r.error.is_none());
+            r
+        })
+    });
     let pid = pool.stats().worker_pids[0];
     eprintln!("idle worker RSS after warm runs: {:?} KiB", rss_kib(pid));
-    for (name, program) in [("warm_noop", NOOP), ("warm_one_host_call", ONE_CALL)] {
+    for (name, program) in [
+        ("warm_noop", NOOP),
+        ("warm_one_host_call", ONE_CALL),
+        ("warm_one_shortcut_call_of_1000", ONE_SHORTCUT_CALL),
+    ] {
         let mut micros: Vec<u128> = (0..2000)
             .map(|_| {
                 let started = Instant::now();

@@ -49,6 +49,25 @@ pub struct BindingNamespace {
     pub functions: Vec<String>,
 }
 
+/// Lazy namespace globals, the same for every run of a pool (the gateway's
+/// connector shortcuts, contract A2).
+///
+/// Each alias is a global namespace: reading property `p` of it gives a
+/// function whose call `(args)` is the host call
+/// `<global>.<function>(target, p, args ?? {})`. The table is sent to each
+/// worker once; a run defines only the aliases its program's text spells,
+/// so a run costs the same beside one alias or ten thousand.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shortcuts {
+    /// The binding namespace (its global) whose function receives the calls.
+    pub global: String,
+    /// The function of that namespace receiving `(target, property, args)`.
+    pub function: String,
+    /// `(alias, target)` pairs: the global the program reads and the target
+    /// its calls name. Aliases are JavaScript identifiers, each once.
+    pub aliases: Vec<(String, String)>,
+}
+
 /// One run: the program and everything the runtime acts on. Bounds are the
 /// runtime's validated configuration, never request knobs.
 #[derive(Debug, Clone)]
@@ -57,9 +76,6 @@ pub struct CodeRunRequest {
     pub program: String,
     /// Host functions exposed to the program, one global per namespace.
     pub bindings: Vec<BindingNamespace>,
-    /// Host-authored code evaluated after the bindings exist and before the
-    /// program (installs the lazy connector shortcuts). Never model input.
-    pub prelude: Option<String>,
     /// Fires when the caller goes away: the run stops and resolves `abort`.
     pub cancel: CancellationToken,
 }

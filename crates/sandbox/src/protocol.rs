@@ -11,9 +11,9 @@
 //!
 //! ```text
 //! parent                                worker
-//!   Init {limits, harden}          ->
+//!   Init {limits, harden, shortcuts} ->
 //!                                  <-     Ready {pid, hardening}
-//!   Run {program, prelude, bindings} ->
+//!   Run {program, bindings}         ->
 //!                                  <-     Log {line}            (any number)
 //!                                  <-     Call {id, global, function, args}
 //!   Resolve {id, value} | Reject {id, error} ->
@@ -35,12 +35,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::{BindingNamespace, CodeRunFailure, HostError};
+use crate::{BindingNamespace, CodeRunFailure, HostError, Shortcuts};
 
 /// Bytes of the length prefix.
 const PREFIX: usize = 4;
 
-/// Upper bound on any frame the parent sends (a program, prelude and binding
+/// Upper bound on any frame the parent sends (a program and its binding
 /// list, or one host result). Larger requests are refused before they are sent.
 pub const MAX_FRAME_TO_WORKER: usize = 32 * 1024 * 1024;
 
@@ -81,13 +81,15 @@ pub struct WorkerInit {
     /// Apply no-new-privs, rlimits and the seccomp filter before the first
     /// run. Off only in tests of the hardening itself.
     pub harden: bool,
+    /// The lazy namespace globals of every run (sent once per worker).
+    #[serde(default)]
+    pub shortcuts: Shortcuts,
 }
 
 /// One program to run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunSpec {
     pub program: String,
-    pub prelude: Option<String>,
     pub bindings: Vec<BindingNamespace>,
 }
 
@@ -223,15 +225,10 @@ pub fn encode_call(id: u64, global: &str, function: &str, args: &str) -> Vec<u8>
 
 /// `ToWorker::Run` from borrowed parts: the same bytes as encoding the
 /// owned message, without copying the program.
-pub fn encode_run(
-    program: &str,
-    prelude: Option<&str>,
-    bindings: &[BindingNamespace],
-) -> Result<Vec<u8>, FrameError> {
+pub fn encode_run(program: &str, bindings: &[BindingNamespace]) -> Result<Vec<u8>, FrameError> {
     #[derive(Serialize)]
     struct Spec<'a> {
         program: &'a str,
-        prelude: Option<&'a str>,
         bindings: &'a [BindingNamespace],
     }
     #[derive(Serialize)]
@@ -239,11 +236,7 @@ pub fn encode_run(
         run: Spec<'a>,
     }
     encode(&Run {
-        run: Spec {
-            program,
-            prelude,
-            bindings,
-        },
+        run: Spec { program, bindings },
     })
 }
 
@@ -369,17 +362,13 @@ mod tests {
             global: "connecta".into(),
             functions: vec!["call".into(), "__proto__".into()],
         }];
-        for prelude in [None, Some("globalThis.x = 1;")] {
-            let owned = encode(&ToWorker::Run(RunSpec {
-                program: "async () => \"é\\n\"".into(),
-                prelude: prelude.map(str::to_owned),
-                bindings: bindings.clone(),
-            }))
-            .expect("owned");
-            let borrowed =
-                encode_run("async () => \"é\\n\"", prelude, &bindings).expect("borrowed");
-            assert_eq!(owned, borrowed);
-        }
+        let owned = encode(&ToWorker::Run(RunSpec {
+            program: "async () => \"é\\n\"".into(),
+            bindings: bindings.clone(),
+        }))
+        .expect("owned");
+        let borrowed = encode_run("async () => \"é\\n\"", &bindings).expect("borrowed");
+        assert_eq!(owned, borrowed);
     }
 
     #[test]

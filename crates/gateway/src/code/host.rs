@@ -23,15 +23,17 @@ use super::envelope::validate_block;
 use crate::call_path::{Boundary, CallSpec, Dispatched};
 use crate::{Gateway, RequestCtx};
 
-/// The functions of the `connecta` namespace. `__callNamespace` is the
-/// dispatcher behind the connector shortcuts (host plumbing, P2).
+/// The dispatcher behind the connector shortcuts (host plumbing, P2).
+pub(crate) const NAMESPACE_DISPATCH: &str = "__callNamespace";
+
+/// The functions of the `connecta` namespace.
 pub(crate) const FUNCTIONS: &[&str] = &[
     "search",
     "describe",
     "call",
     "batch",
     "emit",
-    "__callNamespace",
+    NAMESPACE_DISPATCH,
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -570,7 +572,7 @@ impl BindingHost for ProgramHost {
         };
         match function {
             "call" => self.call(&args).await,
-            "__callNamespace" => self.call_namespace(&args).await,
+            NAMESPACE_DISPATCH => self.call_namespace(&args).await,
             "batch" => self.batch(&args).await,
             "search" => self.search(&args).await,
             "describe" => self.describe(&args).await,

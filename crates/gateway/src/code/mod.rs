@@ -9,7 +9,7 @@
 mod diagnostics;
 mod envelope;
 mod host;
-mod prelude;
+mod shortcuts;
 
 pub use envelope::truncate_result;
 
@@ -21,6 +21,7 @@ use connecta_core::config::CodeConfig;
 use connecta_core::error::{ErrorCode, ToolError};
 use connecta_sandbox::{
     AdmissionError, BindingNamespace, CodeRunRequest, FailureKind, PoolOptions, QuickJsPool,
+    Shortcuts,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -43,7 +44,6 @@ pub(crate) struct CodeMode {
     pub config: CodeConfig,
     /// The shortcut globals, or why this deployment cannot run programs (A4).
     aliases: Result<Vec<(String, String)>, String>,
-    prelude: String,
 }
 
 impl CodeMode {
@@ -66,20 +66,22 @@ impl CodeMode {
         // The gateway checks results first so the message can name the
         // address (L6); the worker's own bound sits just above it.
         o.max_result_bytes = config.host_payload_bytes + 64 * 1024;
-        let pool = QuickJsPool::start(o).await.map_err(|e| e.to_string())?;
-        let aliases = prelude::aliases(connector_ids);
-        let prelude = match &aliases {
-            Ok(a) => prelude::prelude(a),
-            Err(_) => String::new(),
-        };
-        if let Err(e) = &aliases {
-            tracing::warn!("{e}");
+        let aliases = shortcuts::aliases(connector_ids);
+        match &aliases {
+            Ok(a) => {
+                o.shortcuts = Shortcuts {
+                    global: "connecta".into(),
+                    function: host::NAMESPACE_DISPATCH.into(),
+                    aliases: a.clone(),
+                }
+            }
+            Err(e) => tracing::warn!("{e}"),
         }
+        let pool = QuickJsPool::start(o).await.map_err(|e| e.to_string())?;
         Ok(CodeMode {
             pool,
             config: config.clone(),
             aliases,
-            prelude,
         })
     }
 
@@ -176,7 +178,6 @@ impl Gateway {
                 global: "connecta".into(),
                 functions: FUNCTIONS.iter().map(|f| (*f).to_owned()).collect(),
             }],
-            prelude: Some(code.prelude.clone()),
             cancel: run_ctx.cancel.clone(),
         };
         let setup = setup_started.elapsed();

@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::Shortcuts;
 use crate::protocol::WorkerLimits;
 
 const KIB: usize = 1024;
@@ -60,6 +61,8 @@ pub struct PoolOptions {
     pub harden: bool,
     /// How long a starting worker may take to report ready. Default 10 s.
     pub startup_timeout: Duration,
+    /// The lazy namespace globals every run gets. Default none.
+    pub shortcuts: Shortcuts,
 }
 
 impl PoolOptions {
@@ -91,6 +94,7 @@ impl PoolOptions {
             address_space_margin_bytes: 256 * MIB,
             harden: true,
             startup_timeout: Duration::from_secs(10),
+            shortcuts: Shortcuts::default(),
         }
     }
 
@@ -135,10 +139,44 @@ impl PoolOptions {
         if self.cpu_budget.is_zero() || self.wall_deadline.is_zero() {
             return Err("`cpu_budget` and `wall_deadline` must be greater than zero".into());
         }
+        validate_shortcuts(&self.shortcuts)?;
         let frame_cap = crate::protocol::MAX_FRAME_TO_WORKER - crate::protocol::FRAME_SLACK;
         if self.max_result_bytes > frame_cap {
             return Err(format!("`max_result_bytes` must not exceed {frame_cap}"));
         }
         Ok(())
     }
+}
+
+/// Aliases must be identifiers a program can write, each once, and need a
+/// namespace function to call.
+fn validate_shortcuts(s: &Shortcuts) -> Result<(), String> {
+    if s.aliases.is_empty() {
+        return Ok(());
+    }
+    if !is_identifier(&s.global) || s.function.is_empty() {
+        return Err(
+            "`shortcuts` need the binding global and function that receive their calls".into(),
+        );
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (alias, _) in &s.aliases {
+        if !is_identifier(alias) {
+            return Err(format!(
+                "shortcut alias `{alias}` is not a JavaScript identifier"
+            ));
+        }
+        if !seen.insert(alias.as_str()) {
+            return Err(format!("shortcut alias `{alias}` is given twice"));
+        }
+    }
+    Ok(())
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }

@@ -103,6 +103,7 @@ impl WorkerProcess {
         let init = ToWorker::Init(WorkerInit {
             limits: limits.clone(),
             harden: options.harden,
+            shortcuts: options.shortcuts.clone(),
         });
         let frame = protocol::encode(&init).map_err(|e| SpawnError::Handshake(e.to_string()))?;
         // The worker reads `init` before it writes anything: no deadlock.

@@ -94,11 +94,7 @@ fn fail(kind: FailureKind, message: impl Into<String>, logs: Vec<String>) -> Cod
 /// The run frame, encoded once so a run whose worker died unheard can be
 /// sent again; `Err` is the run's failure (it never reaches a worker).
 pub(crate) fn encode_run(request: &CodeRunRequest) -> Result<Vec<u8>, CodeRunResult> {
-    match protocol::encode_run(
-        &request.program,
-        request.prelude.as_deref(),
-        &request.bindings,
-    ) {
+    match protocol::encode_run(&request.program, &request.bindings) {
         Ok(f) if f.len() <= protocol::MAX_FRAME_TO_WORKER => Ok(f),
         Ok(_) => Err(fail(
             FailureKind::Exception,

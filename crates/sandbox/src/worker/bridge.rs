@@ -325,46 +325,58 @@ fn host_function<'js>(
     let global = global.to_owned();
     let fname = name.to_owned();
     Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
-        let (promise, resolve, reject) = ctx.promise()?;
-        if st.outstanding_calls() >= st.limits.max_inflight_calls {
-            let msg = format!(
-                "too many host calls in flight (at most {}); await some before starting more",
-                st.limits.max_inflight_calls
-            );
-            reject.call::<_, ()>((plain_error(&ctx, &msg)?,))?;
-            return Ok(promise.into_value());
-        }
-        match json::args_to_json(&ctx, args.0, st.limits.max_arg_bytes) {
-            Ok(text) => {
-                let pending = Pending {
-                    resolve: Persistent::save(&ctx, resolve),
-                    reject: Persistent::save(&ctx, reject),
-                };
-                st.send_call(&global, &fname, &text, pending);
-            }
-            Err(ToJsonError::Thrown(e)) => {
-                if st.clock.exceeded() {
-                    return Err(e);
-                }
-                let thrown = ctx.catch();
-                reject.call::<_, ()>((thrown,))?;
-            }
-            Err(ToJsonError::TooLarge { limit }) => {
-                // Refused before anything crosses; names no address (L6).
-                let msg = format!(
-                    "the host call's arguments are larger than the {limit}-byte bound; pass less data"
-                );
-                reject.call::<_, ()>((plain_error(&ctx, &msg)?,))?;
-            }
-            Err(other) => {
-                let detail = other.describe("arguments").unwrap_or_default();
-                let msg = format!("the host call's arguments cannot cross the bridge: {detail}");
-                reject.call::<_, ()>((plain_error(&ctx, &msg)?,))?;
-            }
-        }
-        Ok::<_, rquickjs::Error>(promise.into_value())
+        call_host(&ctx, &st, &global, &fname, args.0)
     })?
     .with_name(name)
+}
+
+/// One host call of `global.function(...args)`: the promise its reply
+/// settles, or one already rejected when the call cannot be sent.
+pub fn call_host<'js>(
+    ctx: &Ctx<'js>,
+    st: &RunState,
+    global: &str,
+    function: &str,
+    args: Vec<Value<'js>>,
+) -> rquickjs::Result<Value<'js>> {
+    let (promise, resolve, reject) = ctx.promise()?;
+    if st.outstanding_calls() >= st.limits.max_inflight_calls {
+        let msg = format!(
+            "too many host calls in flight (at most {}); await some before starting more",
+            st.limits.max_inflight_calls
+        );
+        reject.call::<_, ()>((plain_error(ctx, &msg)?,))?;
+        return Ok(promise.into_value());
+    }
+    match json::args_to_json(ctx, args, st.limits.max_arg_bytes) {
+        Ok(text) => {
+            let pending = Pending {
+                resolve: Persistent::save(ctx, resolve),
+                reject: Persistent::save(ctx, reject),
+            };
+            st.send_call(global, function, &text, pending);
+        }
+        Err(ToJsonError::Thrown(e)) => {
+            if st.clock.exceeded() {
+                return Err(e);
+            }
+            let thrown = ctx.catch();
+            reject.call::<_, ()>((thrown,))?;
+        }
+        Err(ToJsonError::TooLarge { limit }) => {
+            // Refused before anything crosses; names no address (L6).
+            let msg = format!(
+                "the host call's arguments are larger than the {limit}-byte bound; pass less data"
+            );
+            reject.call::<_, ()>((plain_error(ctx, &msg)?,))?;
+        }
+        Err(other) => {
+            let detail = other.describe("arguments").unwrap_or_default();
+            let msg = format!("the host call's arguments cannot cross the bridge: {detail}");
+            reject.call::<_, ()>((plain_error(ctx, &msg)?,))?;
+        }
+    }
+    Ok(promise.into_value())
 }
 
 /// `console.*`: strings as they are, other values JSON-rendered (contract X4).

@@ -2,7 +2,8 @@
 //! synchronous drive loop that settles it.
 //!
 //! This module owns the run's lifecycle: build the engine with the pool's
-//! bounds, install the bridge, evaluate the prelude and the program, then
+//! bounds, install the bridge and the shortcuts the program names, evaluate
+//! the program, then
 //! alternate between executing queued jobs and blocking on the parent for
 //! host replies until the program's promise settles, the CPU budget runs out,
 //! or the program stalls (X6). It reports exactly one `Done` frame per run.
@@ -27,6 +28,7 @@ use rquickjs::{Context, Ctx, Object, Promise, Runtime, Value};
 use super::bridge::{self, CpuClock, RunState, TYPED_FIELDS};
 use super::json::{self, ToJsonError};
 use super::normalize;
+use super::shortcuts::{self, ShortcutTable};
 use super::{Io, WorkerError};
 use crate::protocol::{self, FromWorker, RunOutcome, RunSpec, ToWorker, WorkerLimits};
 use crate::{CodeRunFailure, FailureKind};
@@ -43,20 +45,21 @@ const REMOVED_GLOBALS: [&str; 2] = ["Atomics", "SharedArrayBuffer"];
 
 /// Script names as they appear in stacks.
 const PROGRAM_FILE: &str = "program";
-const PRELUDE_FILE: &str = "prelude";
 
 /// Owns the worker's bounds and the engine prepared for the next run.
 pub struct Engine {
     limits: Rc<WorkerLimits>,
+    shortcuts: Rc<ShortcutTable>,
     /// Call ids continue across runs (see the protocol docs).
     next_call_id: u64,
     spare: Option<(Runtime, Context)>,
 }
 
 impl Engine {
-    pub fn new(limits: WorkerLimits) -> Self {
+    pub fn new(limits: WorkerLimits, shortcuts: ShortcutTable) -> Self {
         Self {
             limits: Rc::new(limits),
+            shortcuts: Rc::new(shortcuts),
             next_call_id: 1,
             spare: None,
         }
@@ -88,7 +91,7 @@ impl Engine {
         ));
 
         let result = context.with(|ctx| {
-            let outcome = drive(&ctx, &state, &spec, io);
+            let outcome = drive(&ctx, &state, &self.shortcuts, &spec, io);
             // Persistent handles must be gone before the runtime is.
             state.forget_pending();
             outcome
@@ -174,6 +177,7 @@ fn eval_options(file: &str) -> EvalOptions {
 fn drive<'js, R: Read>(
     ctx: &Ctx<'js>,
     state: &Rc<RunState>,
+    table: &Rc<ShortcutTable>,
     spec: &RunSpec,
     io: &mut Io<R>,
 ) -> Result<Finished, WorkerError> {
@@ -189,11 +193,8 @@ fn drive<'js, R: Read>(
         }
     }
     bridge::install(ctx, state, &spec.bindings)?;
-
-    if let Some(prelude) = &spec.prelude
-        && let Some(failure) = run_prelude(ctx, state, prelude)?
-    {
-        return Ok(failure);
+    if let Err(e) = shortcuts::install(ctx, state, table, &spec.program) {
+        return setup_failed(ctx, state, e);
     }
 
     let main = match start_program(ctx, &spec.program) {
@@ -253,26 +254,30 @@ fn drive<'js, R: Read>(
     }
 }
 
-/// Evaluates the host prelude; a throw is reported as the run's failure.
-fn run_prelude<'js>(
+/// A throw while installing the shortcuts (host code, before the program)
+/// is the run's failure, never the worker's end.
+fn setup_failed<'js>(
     ctx: &Ctx<'js>,
     state: &RunState,
-    prelude: &str,
-) -> Result<Option<Finished>, WorkerError> {
-    let Err(e) = ctx.eval_with_options::<Value<'js>, _>(prelude, eval_options(PRELUDE_FILE)) else {
-        return Ok(None);
-    };
+    e: rquickjs::Error,
+) -> Result<Finished, WorkerError> {
     let thrown = caught(ctx, e)?;
-    Ok(Some(match failure_from(ctx, state, thrown) {
+    Ok(match failure_from(ctx, state, thrown) {
         Finished::Failed {
             mut failure,
             retire,
         } => {
-            failure.message = clamp(format!("the host prelude failed: {}", failure.message));
+            failure.message = clamp(format!(
+                "the connector shortcuts could not be installed: {}",
+                failure.message
+            ));
             Finished::Failed { failure, retire }
         }
-        Finished::Value(_) => failed(FailureKind::Exception, "the host prelude failed"),
-    }))
+        Finished::Value(_) => failed(
+            FailureKind::Exception,
+            "the connector shortcuts could not be installed",
+        ),
+    })
 }
 
 enum Start<'js> {

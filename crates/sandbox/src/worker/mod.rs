@@ -20,6 +20,7 @@ mod harden;
 mod json;
 mod normalize;
 mod selfcheck;
+mod shortcuts;
 
 use std::io::{self, BufRead, BufReader, Read, Write as _};
 use std::os::fd::AsFd;
@@ -113,7 +114,10 @@ fn serve<R: BufRead>(io: &mut Io<R>) -> Result<(), WorkerError> {
         Some(_) => return Err(WorkerError::Protocol("expected `init` first")),
         None => return Ok(()),
     };
-    let mut engine = engine::Engine::new(init.limits.clone());
+    let mut engine = engine::Engine::new(
+        init.limits.clone(),
+        shortcuts::ShortcutTable::new(init.shortcuts),
+    );
     // The engine and allocator are initialised before the filter goes on.
     engine.prepare()?;
     let hardening = if init.harden {

@@ -26,6 +26,7 @@ pub const FUNCTIONS: &[&str] = &[
     "hang",
     "__proto__",
     "constructor",
+    "callNamespace",
 ];
 
 /// A scripted host. `hang` never answers and records when its future is
@@ -85,6 +86,11 @@ impl BindingHost for TestHost {
                 Ok(Value::Null)
             }
             "__proto__" | "constructor" => Ok(json!({ "called": function })),
+            "callNamespace" => Ok(json!({
+                "target": first,
+                "tool": args.get(1).cloned().unwrap_or(Value::Null),
+                "args": args.get(2).cloned().unwrap_or(Value::Null),
+            })),
             other => panic!("the sandbox let an undeclared function through: {other}"),
         }
     }
@@ -118,7 +124,6 @@ pub fn request(program: &str) -> CodeRunRequest {
     CodeRunRequest {
         program: program.into(),
         bindings: bindings(),
-        prelude: None,
         cancel: CancellationToken::new(),
     }
 }

@@ -1,7 +1,8 @@
 //! Connector shortcut namespaces (contract A1–A5): one lazy global per
 //! connector, named by the sanitizing rule, forwarding to the host's
-//! `__callNamespace`. The prelude is host-authored; program text never
-//! enters it.
+//! `__callNamespace`. This module decides the names and refuses the
+//! deployments whose ids collide (A4); the sandbox defines, in each run,
+//! the shortcuts the program names ([`connecta_sandbox::Shortcuts`]).
 
 use std::collections::BTreeMap;
 
@@ -42,33 +43,6 @@ pub(crate) fn aliases(connector_ids: &[&str]) -> Result<Vec<(String, String)>, S
             problems.join("; ")
         ))
     }
-}
-
-/// The JavaScript prelude installing one frozen, lazy proxy per connector.
-/// Nothing is fetched until a program calls through one (A2).
-pub(crate) fn prelude(aliases: &[(String, String)]) -> String {
-    let defs = serde_json::to_string(aliases).unwrap_or_else(|_| "[]".into());
-    format!(
-        r#"(() => {{
-  const call = connecta.__callNamespace;
-  const P = Proxy;
-  const define = Object.defineProperty;
-  const create = Object.create;
-  const make = (connector) => new P(create(null), {{
-    get(_, tool) {{
-      if (typeof tool !== "string") return undefined;
-      return (args) => call(connector, tool, args === undefined ? {{}} : args);
-    }},
-    set() {{ return false; }},
-    defineProperty() {{ return false; }},
-    deleteProperty() {{ return false; }},
-    setPrototypeOf() {{ return false; }},
-  }});
-  for (const [alias, id] of {defs}) {{
-    define(globalThis, alias, {{ value: make(id), enumerable: false, configurable: false, writable: false }});
-  }}
-}})();"#
-    )
 }
 
 #[cfg(test)]
