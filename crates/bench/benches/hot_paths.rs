@@ -23,10 +23,9 @@
 //! function each; the whole path is `connecta-bench run`.
 
 use std::hint::black_box;
-use std::sync::Arc;
 
 use connecta_core::address::{Address, sanitize_identifier};
-use connecta_core::catalog::{Catalog, ToolDef};
+use connecta_core::catalog::{Catalog, Schema, ToolDef};
 use connecta_core::error::clamp_text;
 use connecta_core::policy::Annotations;
 use connecta_core::result::{ToolResult, page_utf8, text_block};
@@ -98,7 +97,7 @@ fn oversized_schema() -> Value {
 }
 
 fn catalog(connector: usize, tools: usize) -> Catalog {
-    let schema = Arc::new(synthetic_schema());
+    let schema = Schema::new(&synthetic_schema());
     let defs = (0..tools)
         .map(|t| ToolDef {
             name: format!("lookup_record_{t}"),

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
-use connecta_core::catalog::{Catalog, ToolDef};
+use connecta_core::catalog::{Catalog, Schema, ToolDef};
 use connecta_core::policy::Annotations;
 use connecta_core::schema::{SHAPE_CAP_BYTES, render_compact};
 use connecta_core::search::{
@@ -47,7 +47,7 @@ fn label(conns: usize, tools: usize) -> String {
 }
 
 fn catalogs(connectors: usize, tools: usize) -> Vec<Arc<Catalog>> {
-    let schema = Arc::new(json!({
+    let schema = Schema::from(json!({
         "type": "object",
         "properties": {"value": {"type": "integer"}},
         "required": ["value"]
@@ -80,7 +80,7 @@ fn catalogs(connectors: usize, tools: usize) -> Vec<Arc<Catalog>> {
 const CORPUS: &str = include_str!("../../eval/corpus/development.json");
 const MIXED_SIZES: &[usize] = &[100, 1_000, 10_000];
 
-fn typical_schemas() -> Vec<Arc<Value>> {
+fn typical_schemas() -> Vec<Schema> {
     [
         json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
         json!({
@@ -118,7 +118,7 @@ fn typical_schemas() -> Vec<Arc<Value>> {
         json!({"type": "object", "properties": {}}),
     ]
     .into_iter()
-    .map(Arc::new)
+    .map(Schema::from)
     .collect()
 }
 

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use crate::policy::{Annotations, is_read_only};
@@ -20,9 +21,9 @@ pub struct ToolDef {
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    pub input_schema: Arc<Value>,
+    pub input_schema: Schema,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Arc<Value>>,
+    pub output_schema: Option<Schema>,
     #[serde(default, skip_serializing_if = "Annotations::is_empty")]
     pub annotations: Annotations,
 }
@@ -34,6 +35,85 @@ impl ToolDef {
 
     pub fn description(&self) -> &str {
         self.description.as_deref().unwrap_or("")
+    }
+}
+
+/// A tool's JSON Schema, kept as its compact JSON text.
+///
+/// A catalog holds every schema for as long as the catalog is current, and
+/// almost nothing reads them: search renders a compact shape once from the
+/// text, a call compiles its validator once, and only `includeSchemas:
+/// "json"` and describe want the tree back. As a `serde_json::Value` tree a
+/// small schema takes 2–3 KB of maps and strings; as text, its length. At
+/// 10,000 tools that is the larger part of the gateway's memory.
+#[derive(Clone)]
+pub struct Schema(Arc<RawValue>);
+
+impl Schema {
+    pub fn new(value: &Value) -> Schema {
+        Schema::from_serialize(value)
+    }
+
+    fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Schema {
+        // Serializing a JSON value to JSON text cannot fail; `null` keeps
+        // the type total if it ever did.
+        let raw =
+            serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned());
+        Schema(Arc::from(raw))
+    }
+
+    /// The schema as a tree, parsed from its text each time.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+
+    /// The compact JSON text.
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl From<Value> for Schema {
+    fn from(value: Value) -> Schema {
+        Schema::new(&value)
+    }
+}
+
+impl From<&Value> for Schema {
+    fn from(value: &Value) -> Schema {
+        Schema::new(value)
+    }
+}
+
+impl From<&serde_json::Map<String, Value>> for Schema {
+    fn from(map: &serde_json::Map<String, Value>) -> Schema {
+        Schema::from_serialize(map)
+    }
+}
+
+impl PartialEq for Schema {
+    fn eq(&self, other: &Schema) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Schema {}
+
+impl std::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Schema {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Schema {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Schema, D::Error> {
+        Value::deserialize(deserializer).map(|v| Schema::new(&v))
     }
 }
 
@@ -114,7 +194,7 @@ mod tests {
             name: name.into(),
             title: None,
             description: Some(format!("{name} things")),
-            input_schema: Arc::new(json!({"type": "object"})),
+            input_schema: crate::Schema::from(json!({"type": "object"})),
             output_schema: None,
             annotations: Annotations::default(),
         }
@@ -137,5 +217,44 @@ mod tests {
         let cat = Catalog::new("c", vec![tool("a"), second]);
         assert_eq!(cat.len(), 1);
         assert_eq!(cat.get("a").map(|t| t.description()), Some("a things"));
+    }
+
+    #[test]
+    fn a_schema_keeps_its_json_text_and_key_order() {
+        let value = json!({"type": "object", "required": ["b"], "properties": {"b": {"type": "string"}, "a": {"minimum": 1}}});
+        let schema = Schema::new(&value);
+        assert_eq!(
+            schema.as_str(),
+            r#"{"type":"object","required":["b"],"properties":{"b":{"type":"string"},"a":{"minimum":1}}}"#
+        );
+        assert_eq!(schema.value(), value);
+        let keys: Vec<String> = schema.value()["properties"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["b", "a"]);
+    }
+
+    #[test]
+    fn a_tool_def_round_trips_with_its_schemas_as_json_objects() {
+        let mut def = tool("a");
+        def.output_schema =
+            Some(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}).into());
+        let text = serde_json::to_string(&def).expect("serializes");
+        let parsed: Value = serde_json::from_str(&text).expect("is JSON");
+        assert_eq!(parsed["inputSchema"], json!({"type": "object"}));
+        assert_eq!(
+            parsed["outputSchema"]["properties"]["ok"]["type"],
+            "boolean"
+        );
+        let back: ToolDef = serde_json::from_str(&text).expect("deserializes");
+        assert_eq!(back, def);
+        // A stored catalog written with whitespace reads back to the same
+        // compact text, so its fingerprint does not change.
+        let spaced: ToolDef = serde_json::from_str(
+            r#"{"name": "a", "description": "a things", "inputSchema": { "type" : "object" }}"#,
+        )
+        .expect("deserializes");
+        assert_eq!(spaced.input_schema.as_str(), r#"{"type":"object"}"#);
     }
 }

@@ -21,7 +21,7 @@ pub mod search;
 pub mod secret;
 
 pub use address::Address;
-pub use catalog::{Catalog, ToolDef};
+pub use catalog::{Catalog, Schema, ToolDef};
 pub use error::{ErrorCode, NextAction, ToolError};
 pub use policy::{Annotations, Safety, is_read_only};
 pub use result::ToolResult;

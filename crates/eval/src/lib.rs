@@ -22,7 +22,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use connecta_core::catalog::{Catalog, ToolDef};
+use connecta_core::catalog::{Catalog, Schema, ToolDef};
 use connecta_core::policy::Annotations;
 use connecta_core::search::{CatalogIndex, Source, Surface, parse_search_args, search_page};
 
@@ -123,12 +123,11 @@ pub fn build(corpus: &Corpus) -> Built {
                     name: t.name.clone(),
                     title: t.title.clone(),
                     description: t.description.clone(),
-                    input_schema: Arc::new(
-                        t.input_schema
-                            .clone()
-                            .unwrap_or_else(|| json!({"type": "object"})),
-                    ),
-                    output_schema: t.output_schema.clone().map(Arc::new),
+                    input_schema: t
+                        .input_schema
+                        .as_ref()
+                        .map_or_else(|| json!({"type": "object"}).into(), Schema::new),
+                    output_schema: t.output_schema.as_ref().map(Schema::new),
                     annotations: t.annotations.clone(),
                 })
                 .collect();

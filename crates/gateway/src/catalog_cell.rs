@@ -110,7 +110,7 @@ impl Loaded {
     pub fn validator(&self, tool: &ToolDef) -> Arc<ArgValidator> {
         let mut map = self.validators.lock().unwrap_or_else(|p| p.into_inner());
         map.entry(tool.name.clone())
-            .or_insert_with(|| Arc::new(ArgValidator::compile(&tool.input_schema)))
+            .or_insert_with(|| Arc::new(ArgValidator::compile(&tool.input_schema.value())))
             .clone()
     }
 }

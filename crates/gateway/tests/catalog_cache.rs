@@ -46,7 +46,7 @@ fn tool(name: &str, ro: Option<bool>) -> ToolDef {
         name: name.into(),
         title: None,
         description: Some(format!("{name} things")),
-        input_schema: Arc::new(json!({"type": "object"})),
+        input_schema: json!({"type": "object"}).into(),
         output_schema: None,
         annotations: Annotations {
             read_only_hint: ro,

@@ -17,10 +17,10 @@ mod request;
 mod status;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use async_trait::async_trait;
-use connecta_core::catalog::ToolDef;
+use connecta_core::catalog::{Schema, ToolDef};
 use connecta_core::config::{ApiConfig, ApiTool, HttpMethod, Projection};
 use connecta_core::error::{ErrorCode, ToolError, clamp_text};
 use connecta_core::policy::Annotations;
@@ -434,8 +434,8 @@ fn tool_def(t: &ApiTool) -> ToolDef {
         name: t.name.clone(),
         title: t.title.clone(),
         description: Some(t.description.clone()),
-        input_schema: Arc::new(t.input_schema.clone()),
-        output_schema: t.output_schema.clone().map(Arc::new),
+        input_schema: Schema::new(&t.input_schema),
+        output_schema: t.output_schema.as_ref().map(Schema::new),
         annotations: Annotations {
             title: t.title.clone(),
             // Classification comes from config only (read_only is required).

@@ -1,9 +1,7 @@
 //! rmcp wire types ↔ connecta's plain types. The only place in this crate
 //! that looks inside rmcp's model.
 
-use std::sync::Arc;
-
-use connecta_core::catalog::ToolDef;
+use connecta_core::catalog::{Schema, ToolDef};
 use connecta_core::policy::Annotations;
 use connecta_core::result::ToolResult;
 use rmcp::model::{CallToolResult, Tool};
@@ -25,10 +23,8 @@ pub(crate) fn tool_def(tool: Tool) -> ToolDef {
         name: tool.name.into_owned(),
         title: tool.title.or_else(|| annotations.title.clone()),
         description: tool.description.map(|d| d.into_owned()),
-        input_schema: Arc::new(Value::Object(Arc::unwrap_or_clone(tool.input_schema))),
-        output_schema: tool
-            .output_schema
-            .map(|s| Arc::new(Value::Object(Arc::unwrap_or_clone(s)))),
+        input_schema: Schema::from(tool.input_schema.as_ref()),
+        output_schema: tool.output_schema.as_deref().map(Schema::from),
         annotations,
     }
 }

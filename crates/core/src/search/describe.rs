@@ -209,8 +209,8 @@ mod tests {
                 name: (*n).into(),
                 title: None,
                 description: Some(format!("{n} does things. More.")),
-                input_schema: Arc::new(json!({"type":"object","properties":{"id":{"type":"string"}},"required":["id"]})),
-                output_schema: Some(Arc::new(json!({"type":"object","properties":{"ok":{"type":"boolean"}}}))),
+                input_schema: crate::Schema::from(json!({"type":"object","properties":{"id":{"type":"string"}},"required":["id"]})),
+                output_schema: Some(crate::Schema::from(json!({"type":"object","properties":{"ok":{"type":"boolean"}}}))),
                 annotations: Annotations {
                     read_only_hint: Some(n.starts_with("get") || n.starts_with("list")),
                     ..Annotations::default()

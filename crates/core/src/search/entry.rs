@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::Schema;
 use crate::address::format_address;
 use crate::config::Guide;
 use crate::schema::{CompactSchema, object_keys};
@@ -94,16 +95,17 @@ pub(crate) fn entry(
 fn exact_shape(
     m: &mut Map<String, Value>,
     which: &str,
-    schema: &Value,
+    schema: &Schema,
     opts: EntryOptions,
     input: bool,
 ) {
-    m.insert(name(which, "Schema"), schema.clone());
-    if opts.keys {
-        match object_keys(schema) {
-            Some((k, r)) => key_lists(m, which, Some(&k), Some(&r), input),
-            None => key_lists(m, which, None, None, input),
-        }
+    let schema = schema.value();
+    let keys = opts.keys.then(|| object_keys(&schema));
+    m.insert(name(which, "Schema"), schema);
+    match keys {
+        Some(Some((k, r))) => key_lists(m, which, Some(&k), Some(&r), input),
+        Some(None) => key_lists(m, which, None, None, input),
+        None => {}
     }
 }
 

@@ -436,7 +436,7 @@ impl CatalogIndex {
             .get_or_init(|| {
                 def.output_schema
                     .as_ref()
-                    .map(|s| render_compact(s, SHAPE_CAP_BYTES))
+                    .map(|s| render_compact(&s.value(), SHAPE_CAP_BYTES))
             })
             .as_ref()
     }
@@ -444,7 +444,7 @@ impl CatalogIndex {
     fn shapes(&self, tool: u32) -> &Shapes {
         self.shapes[tool as usize].get_or_init(|| {
             Box::new(Shapes {
-                input: render_compact(&self.tool(tool).input_schema, SHAPE_CAP_BYTES),
+                input: render_compact(&self.tool(tool).input_schema.value(), SHAPE_CAP_BYTES),
                 output: OnceLock::new(),
             })
         })
@@ -938,7 +938,7 @@ mod tests {
             name: name.into(),
             title: None,
             description: Some(desc.into()),
-            input_schema: Arc::new(json!({"type": "object"})),
+            input_schema: crate::Schema::from(json!({"type": "object"})),
             output_schema: None,
             annotations: Annotations::default(),
         }
@@ -1159,7 +1159,7 @@ mod tests {
     #[test]
     fn shapes_are_rendered_once_and_kept() {
         let mut t = tool("a", "");
-        t.output_schema = Some(Arc::new(json!({"type": "string"})));
+        t.output_schema = Some(crate::Schema::from(json!({"type": "string"})));
         let idx = CatalogIndex::build(Arc::new(Catalog::new("c", vec![t, tool("b", "")])));
         let before = idx.heap_bytes();
         let first: *const CompactSchema = idx.compact_input(0);

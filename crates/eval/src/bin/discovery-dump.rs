@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use connecta_core::catalog::{Catalog, ToolDef};
+use connecta_core::catalog::{Catalog, Schema, ToolDef};
 use connecta_core::policy::Annotations;
 use connecta_core::search::{CatalogIndex, Source, Surface, parse_search_args, search_page};
 use connecta_eval::{build, load};
@@ -57,7 +57,7 @@ fn dump(label: &str, indexes: &[CatalogIndex], queries: &[(String, Option<String
 
 /// The benchmark shape: `connector_<c>` × `lookup_record_<t>`.
 fn synthetic(connectors: usize, tools: usize) -> Vec<CatalogIndex> {
-    let schema = Arc::new(json!({
+    let schema = Schema::from(json!({
         "type": "object",
         "properties": {"value": {"type": "integer"}},
         "required": ["value"]

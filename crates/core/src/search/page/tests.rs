@@ -15,12 +15,12 @@ fn tool(name: &str, desc: &str, ro: Option<bool>) -> ToolDef {
         name: name.into(),
         title: None,
         description: Some(desc.into()),
-        input_schema: Arc::new(json!({
+        input_schema: crate::Schema::from(json!({
             "type": "object",
             "properties": {"repo": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
             "required": ["repo"]
         })),
-        output_schema: Some(Arc::new(
+        output_schema: Some(crate::Schema::from(
             json!({"type": "array", "items": {"type": "string"}}),
         )),
         annotations: Annotations {
@@ -414,7 +414,7 @@ fn s3_pages_over_the_ceiling_are_result_too_large_with_a_hint() {
             name: format!("bulk_{i}"),
             title: None,
             description: Some("bulk ".repeat(1000)),
-            input_schema: Arc::new(json!({"type": "object", "properties": {"x": {"type": "string", "description": "y".repeat(3000)}}})),
+            input_schema: crate::Schema::from(json!({"type": "object", "properties": {"x": {"type": "string", "description": "y".repeat(3000)}}})),
             output_schema: None,
             annotations: Annotations::default(),
         })

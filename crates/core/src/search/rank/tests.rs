@@ -13,7 +13,7 @@ fn tool(name: &str, desc: &str, ro: bool) -> ToolDef {
         name: name.into(),
         title: None,
         description: Some(desc.into()),
-        input_schema: Arc::new(json!({"type":"object"})),
+        input_schema: crate::Schema::from(json!({"type":"object"})),
         output_schema: None,
         annotations: Annotations {
             read_only_hint: Some(ro),
