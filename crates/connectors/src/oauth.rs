@@ -8,10 +8,16 @@
 //! gateway's; nothing here stores anything.
 //!
 //! Architecture invariants: every URL fetched or handed out is https, or
-//! http on a loopback host; no redirect is followed; no error built here
+//! http on a loopback host; nothing is fetched from an address closer to
+//! the gateway than the connector's configured ones (`Reach`: a public
+//! connector's metadata cannot aim it at a private network or this host,
+//! and no connector's at link-local addresses such as a cloud metadata
+//! service), checked on IP literals and on every name resolved; no
+//! redirect is followed; no error built here
 //! contains a token, a code, a verifier or a client secret (the server's
 //! own `error` / `error_description` are quoted, clamped).
 
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use base64::Engine;
@@ -22,6 +28,8 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Url;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::api::fetch::{Forbidden, classify};
 
 /// Metadata and token answers larger than this are refused.
 const MAX_ANSWER_BYTES: usize = 256 * 1024;
@@ -158,13 +166,167 @@ pub struct Tokens {
     pub obtained_at_ms: i64,
 }
 
-/// An HTTP client for the authorization server: no redirects, a timeout.
-pub fn http_client() -> Result<reqwest::Client, OAuthError> {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(TIMEOUT)
-        .build()
-        .map_err(|e| OAuthError::Transport(format!("no HTTP client: {e}")))
+/// How close to the gateway an address leads. Discovery follows URLs the
+/// downstream publishes; it may lead no closer than the connector the
+/// operator configured: a public MCP server cannot aim the gateway at its
+/// private network or at its own host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reach {
+    /// The internet.
+    Public,
+    /// A private network: RFC 1918, shared address space (RFC 6598), IPv6
+    /// unique-local.
+    Private,
+    /// This host.
+    Loopback,
+    /// Nowhere a token should go, whatever the connector: cloud metadata
+    /// services, link-local, unspecified, multicast, broadcast and reserved
+    /// ranges (IPv6 forms that embed an IPv4 address judged by it).
+    Never,
+}
+
+/// Where `ip` leads, by the API connectors' address classification.
+pub fn reach(ip: IpAddr) -> Reach {
+    match classify(ip) {
+        None => Reach::Public,
+        Some(Forbidden::Private | Forbidden::SharedAddressSpace) => Reach::Private,
+        Some(Forbidden::Loopback) => Reach::Loopback,
+        Some(_) => Reach::Never,
+    }
+}
+
+/// May discovery, starting from a connector whose own address reaches
+/// `limit`, go to an address that reaches `target`?
+fn within(target: Reach, limit: Reach) -> bool {
+    target != Reach::Never && target <= limit
+}
+
+/// The HTTP client of one connector's OAuth: no redirects, a timeout, and
+/// no address closer than the connector's own (`Reach`): a URL with an IP
+/// literal is checked before it is fetched, a host name where it is
+/// resolved (so a name that resolves to a private address later is caught
+/// too).
+#[derive(Debug, Clone)]
+pub struct OAuthHttp {
+    client: reqwest::Client,
+    limit: Reach,
+}
+
+impl OAuthHttp {
+    /// A client for the connector at `resource` (its MCP endpoint URL),
+    /// whose operator may have named its `authorization_server`: either
+    /// address, chosen in config, sets how close the client may go.
+    pub async fn for_connector(
+        resource: &str,
+        authorization_server: Option<&str>,
+    ) -> Result<OAuthHttp, OAuthError> {
+        let mut limit = Reach::Public;
+        for configured in std::iter::once(resource).chain(authorization_server) {
+            let url = Url::parse(configured).map_err(|e| {
+                OAuthError::Discovery(format!("{} is not a URL: {e}", clamp_text(configured, 200)))
+            })?;
+            let r = host_reach(&url).await;
+            if r != Reach::Never {
+                limit = limit.max(r);
+            }
+        }
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(TIMEOUT)
+            .dns_resolver(GuardedResolver { limit })
+            .build()
+            .map_err(|e| OAuthError::Transport(format!("no HTTP client: {e}")))?;
+        Ok(OAuthHttp { client, limit })
+    }
+
+    /// How close this client may go.
+    pub fn limit(&self) -> Reach {
+        self.limit
+    }
+
+    fn get(&self, url: &str) -> Result<reqwest::RequestBuilder, OAuthError> {
+        self.request(reqwest::Method::GET, url)
+    }
+
+    fn post(&self, url: &str) -> Result<reqwest::RequestBuilder, OAuthError> {
+        self.request(reqwest::Method::POST, url)
+    }
+
+    fn request(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+    ) -> Result<reqwest::RequestBuilder, OAuthError> {
+        let url = Url::parse(url).map_err(|e| {
+            OAuthError::Discovery(format!("{} is not a URL: {e}", clamp_text(url, 200)))
+        })?;
+        let literal = match url.host() {
+            Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
+            _ => None,
+        };
+        if let Some(ip) = literal
+            && !within(reach(ip), self.limit)
+        {
+            return Err(refused_address(url.host_str().unwrap_or_default()));
+        }
+        Ok(self.client.request(method, url))
+    }
+}
+
+fn refused_address(host: &str) -> OAuthError {
+    OAuthError::Discovery(format!(
+        "{} is closer to the gateway than the connector itself (a private, loopback or link-local address); refusing it",
+        clamp_text(host, 200)
+    ))
+}
+
+/// The closest reach of `url`'s host: its literal, `localhost`, or what the
+/// name resolves to now (public when it does not resolve).
+async fn host_reach(url: &Url) -> Reach {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => reach(IpAddr::V4(ip)),
+        Some(url::Host::Ipv6(ip)) => reach(IpAddr::V6(ip)),
+        Some(url::Host::Domain(d)) if d.eq_ignore_ascii_case("localhost") => Reach::Loopback,
+        Some(url::Host::Domain(d)) => {
+            tokio::net::lookup_host((d, url.port_or_known_default().unwrap_or(443)))
+                .await
+                .map(|addrs| {
+                    addrs
+                        .map(|a| reach(a.ip()))
+                        .filter(|r| *r != Reach::Never)
+                        .max()
+                        .unwrap_or(Reach::Public)
+                })
+                .unwrap_or(Reach::Public)
+        }
+        None => Reach::Public,
+    }
+}
+
+/// The system resolver, keeping only the addresses the client may reach;
+/// a name left with none is an error.
+struct GuardedResolver {
+    limit: Reach,
+}
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let limit = self.limit;
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .filter(|a| within(reach(a.ip()), limit))
+                .collect();
+            if addrs.is_empty() {
+                return Err(
+                    Box::new(refused_address(&host)) as Box<dyn std::error::Error + Send + Sync>
+                );
+            }
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
 }
 
 fn is_loopback(url: &Url) -> bool {
@@ -196,9 +358,9 @@ fn same_issuer(a: &str, b: &str) -> bool {
     a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
-async fn get_json(http: &reqwest::Client, url: &Url) -> Result<Option<Value>, OAuthError> {
+async fn get_json(http: &OAuthHttp, url: &Url) -> Result<Option<Value>, OAuthError> {
     let res = http
-        .get(url.clone())
+        .get(url.as_str())?
         .header("accept", "application/json")
         .send()
         .await
@@ -238,9 +400,10 @@ async fn read_capped(mut res: reqwest::Response) -> Result<Vec<u8>, OAuthError> 
 /// The metadata URL the MCP endpoint names in its 401 challenge
 /// (`WWW-Authenticate: Bearer resource_metadata="…"`), if it names one on
 /// its own origin.
-async fn advertised_metadata(http: &reqwest::Client, resource: &Url) -> Option<Url> {
+async fn advertised_metadata(http: &OAuthHttp, resource: &Url) -> Option<Url> {
     let res = http
-        .post(resource.clone())
+        .post(resource.as_str())
+        .ok()?
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .body(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#)
@@ -265,7 +428,7 @@ async fn advertised_metadata(http: &reqwest::Client, resource: &Url) -> Option<U
 
 /// The first of `urls` that answers (a 404 is "not here", anything else
 /// that fails is an error).
-async fn first_json(http: &reqwest::Client, urls: Vec<Url>) -> Result<Option<Value>, OAuthError> {
+async fn first_json(http: &OAuthHttp, urls: Vec<Url>) -> Result<Option<Value>, OAuthError> {
     for url in urls {
         if let Some(v) = get_json(http, &url).await? {
             return Ok(Some(v));
@@ -309,7 +472,7 @@ fn well_known(base: &Url, name: &str) -> Vec<Url> {
 /// operator), whose metadata must name itself the same issuer and support
 /// PKCE with S256.
 pub async fn discover(
-    http: &reqwest::Client,
+    http: &OAuthHttp,
     resource: &str,
     issuer: Option<&str>,
 ) -> Result<ServerInfo, OAuthError> {
@@ -418,7 +581,7 @@ pub async fn discover(
 /// Register the gateway as a client with `redirect_uri` (RFC 7591): a
 /// public client when the server allows it, else one with a secret.
 pub async fn register(
-    http: &reqwest::Client,
+    http: &OAuthHttp,
     info: &ServerInfo,
     redirect_uri: &str,
     scopes: &[String],
@@ -445,7 +608,7 @@ pub async fn register(
         body["scope"] = Value::String(scopes.join(" "));
     }
     let res = http
-        .post(endpoint)
+        .post(endpoint)?
         .json(&body)
         .send()
         .await
@@ -548,14 +711,14 @@ fn form(pairs: &[(&str, String)]) -> String {
 }
 
 async fn token_request(
-    http: &reqwest::Client,
+    http: &OAuthHttp,
     info: &ServerInfo,
     client: &ClientCredentials,
     mut pairs: Vec<(&str, String)>,
     now_ms: i64,
 ) -> Result<Tokens, OAuthError> {
     let mut req = http
-        .post(&info.token_endpoint)
+        .post(&info.token_endpoint)?
         .header("content-type", "application/x-www-form-urlencoded")
         .header("accept", "application/json");
     match &client.client_secret {
@@ -639,7 +802,7 @@ async fn token_request(
 
 /// Exchange an authorization code (with the PKCE verifier).
 pub async fn exchange_code(
-    http: &reqwest::Client,
+    http: &OAuthHttp,
     info: &ServerInfo,
     client: &ClientCredentials,
     code: &str,
@@ -665,7 +828,7 @@ pub async fn exchange_code(
 /// Exchange a refresh token. A server that does not rotate it gets the old
 /// one kept.
 pub async fn refresh(
-    http: &reqwest::Client,
+    http: &OAuthHttp,
     info: &ServerInfo,
     client: &ClientCredentials,
     refresh_token: &str,
@@ -691,6 +854,82 @@ pub async fn refresh(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_are_placed_by_how_close_they_lead() {
+        let cases = [
+            ("8.8.8.8", Reach::Public),
+            ("2606:4700::1111", Reach::Public),
+            ("10.0.0.1", Reach::Private),
+            ("172.16.5.4", Reach::Private),
+            ("192.168.1.1", Reach::Private),
+            ("100.64.0.1", Reach::Private),
+            ("fd00::5", Reach::Private),
+            ("::ffff:10.0.0.1", Reach::Private),
+            ("127.0.0.1", Reach::Loopback),
+            ("127.8.8.8", Reach::Loopback),
+            ("::1", Reach::Loopback),
+            ("::ffff:127.0.0.1", Reach::Loopback),
+            ("169.254.169.254", Reach::Never),
+            ("fe80::1", Reach::Never),
+            ("0.0.0.0", Reach::Never),
+            ("::", Reach::Never),
+            ("255.255.255.255", Reach::Never),
+            ("224.0.0.1", Reach::Never),
+            ("64:ff9b::a00:1", Reach::Private),
+            ("fd00:ec2::254", Reach::Never),
+        ];
+        for (ip, want) in cases {
+            let ip: IpAddr = ip.parse().expect("an address");
+            assert_eq!(reach(ip), want, "{ip}");
+        }
+        assert!(within(Reach::Public, Reach::Public));
+        assert!(!within(Reach::Private, Reach::Public));
+        assert!(within(Reach::Private, Reach::Loopback));
+        assert!(!within(Reach::Loopback, Reach::Private));
+        assert!(!within(Reach::Never, Reach::Loopback));
+    }
+
+    #[tokio::test]
+    async fn a_name_is_resolved_only_to_addresses_the_client_may_reach() {
+        use reqwest::dns::Resolve as _;
+        use std::str::FromStr as _;
+        let name = || reqwest::dns::Name::from_str("localhost").expect("a name");
+        let public = GuardedResolver {
+            limit: Reach::Public,
+        };
+        let err = match public.resolve(name()).await {
+            Ok(addrs) => panic!("resolved to {:?}", addrs.collect::<Vec<_>>()),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains("closer to the gateway"), "{err}");
+        let local = GuardedResolver {
+            limit: Reach::Loopback,
+        };
+        let addrs: Vec<SocketAddr> = local.resolve(name()).await.expect("resolved").collect();
+        assert!(!addrs.is_empty());
+        assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+    }
+
+    #[tokio::test]
+    async fn a_connector_on_this_host_may_be_reached_and_nothing_closer_is_public() {
+        let local = OAuthHttp::for_connector("http://localhost:8080/mcp", None)
+            .await
+            .expect("client");
+        assert_eq!(local.limit(), Reach::Loopback);
+        assert!(local.get("http://127.0.0.1:8080/.well-known/x").is_ok());
+        let public = OAuthHttp::for_connector("https://8.8.8.8/mcp", None)
+            .await
+            .expect("client");
+        for url in [
+            "https://127.0.0.1/",
+            "https://10.0.0.1/",
+            "https://[fe80::1]/",
+        ] {
+            assert!(public.get(url).is_err(), "{url}");
+        }
+        assert!(public.get("https://1.1.1.1/").is_ok());
+    }
 
     #[test]
     fn well_known_urls_insert_the_path() {

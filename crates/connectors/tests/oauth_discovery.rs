@@ -6,7 +6,7 @@
 use axum::Json;
 use axum::Router;
 use axum::routing::{get, post};
-use connecta_connectors::oauth::{self, ClientCredentials, OAuthError};
+use connecta_connectors::oauth::{self, ClientCredentials, OAuthError, OAuthHttp};
 use serde_json::{Value, json};
 
 /// Serves `/.well-known/oauth-protected-resource/mcp` naming this server as
@@ -82,9 +82,16 @@ async fn serve_with(
     base
 }
 
+/// The OAuth client of a connector at `{base}/mcp`.
+async fn client(base: &str) -> OAuthHttp {
+    OAuthHttp::for_connector(&format!("{base}/mcp"), None)
+        .await
+        .expect("client")
+}
+
 /// Discovery of `{base}/mcp`, which must be refused.
 async fn refusal(base: &str) -> OAuthError {
-    let http = oauth::http_client().expect("client");
+    let http = client(base).await;
     oauth::discover(&http, &format!("{base}/mcp"), None)
         .await
         .expect_err("refused")
@@ -105,7 +112,7 @@ fn good(base: &str) -> Value {
 #[tokio::test]
 async fn a_well_formed_server_is_found_through_the_resource_metadata() {
     let base = serve(good).await;
-    let http = oauth::http_client().expect("client");
+    let http = client(&base).await;
     let info = oauth::discover(&http, &format!("{base}/mcp"), None)
         .await
         .expect("discovered");
@@ -162,7 +169,7 @@ async fn an_endpoint_over_plain_http_elsewhere_is_refused() {
 #[tokio::test]
 async fn a_refused_refresh_is_invalid_grant_and_quotes_no_secret() {
     let base = serve(good).await;
-    let http = oauth::http_client().expect("client");
+    let http = client(&base).await;
     let info = oauth::discover(&http, &format!("{base}/mcp"), None)
         .await
         .expect("discovered");
@@ -179,7 +186,7 @@ async fn a_refused_refresh_is_invalid_grant_and_quotes_no_secret() {
 #[tokio::test]
 async fn the_metadata_named_in_the_401_is_found_off_the_well_known_path() {
     let base = serve_with(good, good_prm, "/custom-prm").await;
-    let http = oauth::http_client().expect("client");
+    let http = client(&base).await;
     let info = oauth::discover(&http, &format!("{base}/mcp"), None)
         .await
         .expect("found through resource_metadata");
@@ -212,4 +219,55 @@ async fn a_loopback_endpoint_off_the_issuer_origin_is_refused() {
     let err = refusal(&base).await;
     assert!(err.to_string().contains("outside its own origin"), "{err}");
     assert!(!err.is_transient());
+}
+
+fn prm_naming_a_metadata_service(base: &str) -> Value {
+    json!({"resource": format!("{base}/mcp"),
+           "authorization_servers": ["https://169.254.169.254/latest"]})
+}
+
+#[tokio::test]
+async fn an_authorization_server_on_a_link_local_address_is_never_fetched() {
+    // A downstream naming the cloud metadata service as its authorization
+    // server gets no request sent there, even from a loopback connector.
+    let base = serve_with(
+        good,
+        prm_naming_a_metadata_service,
+        "/.well-known/oauth-protected-resource/mcp",
+    )
+    .await;
+    let err = refusal(&base).await;
+    let text = err.to_string();
+    assert!(text.contains("169.254.169.254"), "{text}");
+    assert!(
+        text.contains("closer to the gateway than the connector"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_public_connector_reaches_no_private_or_loopback_address() {
+    let http = OAuthHttp::for_connector("https://1.1.1.1/mcp", None)
+        .await
+        .expect("client");
+    assert_eq!(http.limit(), oauth::Reach::Public);
+    for resource in [
+        "https://10.1.2.3/mcp",
+        "https://[fd00::5]/mcp",
+        "http://127.0.0.1:9/mcp",
+    ] {
+        let err = oauth::discover(&http, resource, None)
+            .await
+            .expect_err("refused before any request");
+        assert!(
+            err.to_string()
+                .contains("closer to the gateway than the connector"),
+            "{resource}: {err}"
+        );
+    }
+    // An operator who names a private authorization server allows it.
+    let http = OAuthHttp::for_connector("https://1.1.1.1/mcp", Some("https://10.0.0.9"))
+        .await
+        .expect("client");
+    assert_eq!(http.limit(), oauth::Reach::Private);
 }

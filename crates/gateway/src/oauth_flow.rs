@@ -293,7 +293,7 @@ impl OAuthCredentials {
             Ok(_) => {}
             Err(e) => return Err(unavailable(e.operator_detail())),
         }
-        let http = oauth::http_client().map_err(failed)?;
+        let http = self.http().await.map_err(failed)?;
         let stored = self
             .read::<Registration>(CLIENT_FIELD)
             .await
@@ -430,7 +430,7 @@ impl OAuthCredentials {
         let Some(code) = code.filter(|c| !c.is_empty()) else {
             return Err(refuse("the callback has no code".into()));
         };
-        let http = oauth::http_client().map_err(|e| refuse(e.to_string()))?;
+        let http = self.http().await.map_err(|e| refuse(e.to_string()))?;
         let tokens = oauth::exchange_code(
             &http,
             &reg.info,
@@ -452,6 +452,13 @@ impl OAuthCredentials {
         Ok(())
     }
 
+    /// The HTTP client for this connector's authorization server: it goes
+    /// no closer to the gateway than the connector's configured addresses.
+    async fn http(&self) -> Result<oauth::OAuthHttp, oauth::OAuthError> {
+        oauth::OAuthHttp::for_connector(&self.resource, self.config.authorization_server.as_deref())
+            .await
+    }
+
     /// New tokens from the refresh token, stored; `NotAuthorized` when the
     /// server refuses the refresh token (consent is needed again).
     async fn refresh(&self, old: &Tokens) -> Result<Tokens, CredentialUnavailable> {
@@ -463,8 +470,10 @@ impl OAuthCredentials {
             .read::<Registration>(CLIENT_FIELD)
             .await?
             .ok_or(CredentialUnavailable::NotAuthorized)?;
-        let http =
-            oauth::http_client().map_err(|e| CredentialUnavailable::Unreadable(e.to_string()))?;
+        let http = self
+            .http()
+            .await
+            .map_err(|e| CredentialUnavailable::Unreadable(e.to_string()))?;
         match oauth::refresh(&http, &reg.info, &reg.client, refresh_token, now_ms()).await {
             Ok(t) => {
                 self.redactor.add(&t.access_token);
