@@ -304,8 +304,9 @@ async fn host_reach(url: &Url) -> Reach {
     }
 }
 
-/// The system resolver, keeping only the addresses the client may reach;
-/// a name left with none is an error.
+/// The system resolver, refusing the whole answer when any address is
+/// beyond the client's reach (as the API connectors' resolver does: a name
+/// that resolves both near and far is an attack or a mistake).
 struct GuardedResolver {
     limit: Reach,
 }
@@ -315,11 +316,9 @@ impl reqwest::dns::Resolve for GuardedResolver {
         let limit = self.limit;
         let host = name.as_str().to_owned();
         Box::pin(async move {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .filter(|a| within(reach(a.ip()), limit))
-                .collect();
-            if addrs.is_empty() {
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if addrs.is_empty() || !addrs.iter().all(|a| within(reach(a.ip()), limit)) {
                 return Err(
                     Box::new(refused_address(&host)) as Box<dyn std::error::Error + Send + Sync>
                 );
