@@ -129,17 +129,21 @@ impl Gateway {
         }
         let mut child = cmd.spawn().expect("spawn connecta");
         let stderr = Arc::new(Mutex::new(String::new()));
-        let mut err = child.stderr.take().expect("stderr");
+        let err = child.stderr.take().expect("stderr");
         let sink = stderr.clone();
+        // Whole lines only: a line the gateway writes in pieces is never
+        // seen half-written, and a character split between reads stays one.
         std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = err.read(&mut buf) {
+            let mut reader = BufReader::new(err);
+            let mut line = Vec::new();
+            while let Ok(n) = reader.read_until(b'\n', &mut line) {
                 if n == 0 {
                     break;
                 }
                 sink.lock()
                     .expect("stderr lock")
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+                    .push_str(&String::from_utf8_lossy(&line));
+                line.clear();
             }
         });
         let stdout = child.stdout.take().expect("stdout");
