@@ -79,12 +79,6 @@ impl From<Value> for Schema {
     }
 }
 
-impl From<&Value> for Schema {
-    fn from(value: &Value) -> Schema {
-        Schema::new(value)
-    }
-}
-
 impl From<&serde_json::Map<String, Value>> for Schema {
     fn from(map: &serde_json::Map<String, Value>) -> Schema {
         Schema::from_serialize(map)
