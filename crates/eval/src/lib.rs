@@ -100,6 +100,12 @@ pub struct CorpusQuery {
     pub offset: Option<u64>,
     #[serde(default)]
     pub paginate: Option<String>,
+    /// The exact rows, in order, of the one page `limit` and `offset` ask
+    /// for. A query naming it is scored on that page: its recall is the share
+    /// of these rows the page holds, and "expected page" counts the pages that
+    /// are exactly this list.
+    #[serde(default)]
+    pub expected_page: Option<Vec<String>>,
 }
 
 pub fn load(text: &str) -> Result<Corpus, String> {
@@ -157,6 +163,8 @@ pub struct Case {
     pub top1: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected_top1: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_page: Option<bool>,
     pub recall: f64,
     pub precision: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -232,7 +240,12 @@ fn score(
         query: q.query.clone(),
         top1: positive && first.is_some_and(|a| q.relevant.contains(a)),
         expected_top1: q.expected_top.as_ref().map(|e| first == Some(e)),
-        recall: if positive {
+        expected_page: q.expected_page.as_ref().map(|page| *page == returned),
+        recall: if let Some(page) = q.expected_page.as_ref().filter(|p| !p.is_empty()) {
+            // One page was asked for: what it should hold is the expected page,
+            // not every relevant tool of the query.
+            page.iter().filter(|r| returned.contains(r)).count() as f64 / page.len() as f64
+        } else if positive {
             // Each relevant tool counts once, however often it was returned.
             q.relevant.iter().filter(|r| returned.contains(r)).count() as f64
                 / q.relevant.len() as f64
@@ -267,6 +280,9 @@ pub struct Summary {
     pub top1: Option<f64>,
     pub expected_top1: Option<f64>,
     pub expected_top_queries: usize,
+    /// The share of `expectedPage` queries whose page was exactly that list.
+    pub expected_page: Option<f64>,
+    pub expected_page_queries: usize,
     pub recall: Option<f64>,
     pub precision: f64,
     pub false_positive_rate: Option<f64>,
@@ -278,6 +294,7 @@ pub fn summarize<'a>(cases: impl IntoIterator<Item = &'a Case>) -> Summary {
     let pos: Vec<&&Case> = cases.iter().filter(|c| c.positive).collect();
     let neg: Vec<&&Case> = cases.iter().filter(|c| !c.positive).collect();
     let exp: Vec<bool> = cases.iter().filter_map(|c| c.expected_top1).collect();
+    let pages: Vec<bool> = cases.iter().filter_map(|c| c.expected_page).collect();
     let mean =
         |v: &mut dyn Iterator<Item = f64>, n: usize| (n > 0).then(|| v.sum::<f64>() / n as f64);
     Summary {
@@ -290,6 +307,11 @@ pub fn summarize<'a>(cases: impl IntoIterator<Item = &'a Case>) -> Summary {
         ),
         expected_top1: mean(&mut exp.iter().map(|&b| f64::from(u8::from(b))), exp.len()),
         expected_top_queries: exp.len(),
+        expected_page: mean(
+            &mut pages.iter().map(|&b| f64::from(u8::from(b))),
+            pages.len(),
+        ),
+        expected_page_queries: pages.len(),
         recall: mean(&mut pos.iter().map(|c| c.recall), pos.len()),
         precision: mean(&mut cases.iter().map(|c| c.precision), cases.len()).unwrap_or(1.0),
         false_positive_rate: mean(
@@ -443,6 +465,17 @@ pub fn render_markdown(r: &Report, verbose: bool) -> String {
         row(&mut out, k, s);
     }
     row(&mut out, "**overall**", &r.overall);
+    if r.overall.expected_page_queries > 0 {
+        let _ = writeln!(
+            out,
+            "\nExpected pages: {} of {} exactly as labelled.",
+            r.cases
+                .iter()
+                .filter(|c| c.expected_page == Some(true))
+                .count(),
+            r.overall.expected_page_queries
+        );
+    }
     let _ = writeln!(
         out,
         "\nBars: top-1 ≥ {:.0}%, recall {:.0}%, false positives ≤ {:.0}%, precision ≥ {:.0}% — {}",
@@ -464,6 +497,7 @@ pub fn render_markdown(r: &Report, verbose: bool) -> String {
                 || !c.top1 && c.positive
                 || c.recall < 1.0
                 || c.expected_top1 == Some(false)
+                || c.expected_page == Some(false)
                 || c.error.is_some()
         })
         .collect();

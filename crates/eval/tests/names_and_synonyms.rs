@@ -23,6 +23,7 @@ fn query(text: &str) -> CorpusQuery {
         limit: None,
         offset: None,
         paginate: None,
+        expected_page: None,
     }
 }
 

@@ -20,6 +20,7 @@ fn read_only(query: &str) -> CorpusQuery {
         limit: None,
         offset: None,
         paginate: None,
+        expected_page: None,
     }
 }
 
