@@ -31,7 +31,9 @@ use std::sync::{Arc, OnceLock};
 use crate::catalog::{Catalog, ToolDef};
 use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
-use super::operation::{Change, Op, first_word_change, name_kind, name_verb};
+use super::operation::{
+    Change, Op, first_word_change, lead_verb_only_changes, name_kind, name_verb,
+};
 use super::tokenize::{
     Compounds, NameWords, Scratch, first_name_word, for_each_word, is_stopword, name_synonyms,
     name_words, prose_synonyms, terms, word_terms,
@@ -796,6 +798,16 @@ impl Builder {
             self.field(i, &tool.name, Compounds::Both, F_NAME);
             let op = if tool.read_only() {
                 Op::Read
+            } else if self.name_op.0 == Op::Unknown
+                && tool.annotations.read_only_hint == Some(false)
+                && first_name_word(&tool.name)
+                    .is_some_and(|w| lead_verb_only_changes(&w.to_ascii_lowercase()))
+            {
+                // A name led by a verb that is as often a noun (`update`,
+                // `post`, `merge`) says no operation by itself; a server
+                // that declares the tool not read-only has said it: the
+                // tool changes something.
+                Op::Write
             } else {
                 self.name_op.0
             };

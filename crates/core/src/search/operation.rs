@@ -700,6 +700,25 @@ const FIRST_WORD_VERBS: &[&str] = &[
     "configure",
 ];
 
+/// Leading a name, these verbs may read as well as change: `manage_forms`
+/// lists forms too, and `generate_report` or `export_rows` read to make a
+/// file.
+const LEADS_THAT_MAY_READ: &[&str] = &[
+    "manage",
+    "configure",
+    "generate",
+    "download",
+    "export",
+    "produce",
+];
+
+/// A name's first word (lowercase, as written) is a verb that, leading a
+/// name, only changes something (`update_page`, `post_comment`), though no
+/// operation list can say so because the word is as often a noun.
+pub(crate) fn lead_verb_only_changes(word: &str) -> bool {
+    first_word_change(word).is_some() && !LEADS_THAT_MAY_READ.contains(&word)
+}
+
 /// The kind of change a name's first word (lowercase, as written) makes
 /// when no operation list knows it.
 pub(crate) fn first_word_change(word: &str) -> Option<Change> {
@@ -1201,6 +1220,11 @@ mod tests {
         assert_eq!(first_word_change("comment"), None);
         // Not the plural noun.
         assert_eq!(first_word_change("posts"), None);
+        assert!(lead_verb_only_changes("update"));
+        assert!(lead_verb_only_changes("post"));
+        assert!(!lead_verb_only_changes("manage"));
+        assert!(!lead_verb_only_changes("export"));
+        assert!(!lead_verb_only_changes("updates"));
     }
 
     #[test]

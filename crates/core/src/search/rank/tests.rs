@@ -515,6 +515,56 @@ fn read_only_decides_over_a_write_verb_in_the_name() {
 }
 
 #[test]
+fn a_server_that_says_a_tool_writes_decides_a_name_led_by_a_noun_verb() {
+    // `update` and `post` lead names as often as nouns; a server that
+    // declares such a tool not read-only has said it changes something,
+    // so a query asking to read leaves it out.
+    let pages = |update_annotated: bool| {
+        let update = if update_annotated {
+            tool(
+                "update_page",
+                "Update a page's properties or replace its content.",
+                false,
+            )
+        } else {
+            unannotated(
+                "update_page",
+                "Update a page's properties or replace its content.",
+            )
+        };
+        vec![
+            update,
+            tool(
+                "fetch",
+                "Fetch a page or database with its properties and content.",
+                true,
+            ),
+            tool("post_comment", "Post a comment on a page.", false),
+            tool(
+                "manage_pages",
+                "Manage pages: list, show, archive or restore them.",
+                false,
+            ),
+        ]
+    };
+    let names = run_on(pages(true), "show the page content");
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("fetch"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"update_page".to_owned()), "{names:?}");
+    let names = run_on(pages(true), "show the comments on the page");
+    assert!(!names.contains(&"post_comment".to_owned()), "{names:?}");
+    // `manage` leads names that read too: it stays an answer to a read.
+    let names = run_on(pages(true), "show the pages");
+    assert!(names.contains(&"manage_pages".to_owned()), "{names:?}");
+    // Without the server's word, the name alone decides nothing.
+    let names = run_on(pages(false), "show the page content");
+    assert!(names.contains(&"update_page".to_owned()), "{names:?}");
+}
+
+#[test]
 fn an_exact_name_is_found_whatever_the_query_asks() {
     let names = run_on(post_tools(), "create_post");
     assert_eq!(names, ["create_post"]);
@@ -2002,9 +2052,21 @@ fn a_verb_opening_a_name_makes_the_words_after_it_its_object() {
         tool("list_contacts", "List contacts.", true),
     ];
     let idx = CatalogIndex::build(Arc::new(Catalog::new("crm", tools)));
-    assert_eq!(idx.op(0), Op::Unknown);
+    // Declared not read-only, the name led by `update` writes (it never
+    // reads for the `list` in it).
+    assert_eq!(idx.op(0), Op::Write);
     assert_eq!(idx.op(1), Op::Read);
     let refs = [&idx];
     let r = rank_all(&refs, "unsubscribe a contact");
     assert_eq!(hit_names(&refs, &r), ["update_list_status_for_contact"]);
+    // Without annotations the name alone says no operation, and still
+    // not a read.
+    let bare = CatalogIndex::build(Arc::new(Catalog::new(
+        "crm",
+        vec![unannotated(
+            "update_list_status_for_contact",
+            "Subscribe or unsubscribe a contact to or from a list.",
+        )],
+    )));
+    assert_eq!(bare.op(0), Op::Unknown);
 }
