@@ -212,19 +212,32 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             continue;
         }
         let part = parts.get(i).copied().unwrap_or(part);
-        // "Let the team know…" asks to send word: `send`, where "know"
-        // follows within seven words of the same clause.
-        if simple[i] == Some("let")
-            && (i + 2..(i + 9).min(words.len()))
-                .take_while(|&j| !words[j].after_break)
-                .any(|j| simple[j] == Some("know"))
-        {
+        // "Let the team know…" and "tell the team…" ask to send word:
+        // `send`, where "know" follows "let" within seven words of the
+        // same clause. Told to the caller ("let me know", "tell us") or
+        // about a question ("tell which…"), they ask to read.
+        let addressee = words
+            .get(i + 1)
+            .filter(|next| !next.after_break)
+            .and_then(|_| simple[i + 1])
+            .filter(|w| !SELF_OR_QUESTION.contains(w));
+        let tells = match simple[i] {
+            Some("let") => {
+                addressee.is_some()
+                    && (i + 2..(i + 9).min(words.len()))
+                        .take_while(|&j| !words[j].after_break)
+                        .any(|j| simple[j] == Some("know"))
+            }
+            Some("tell") => addressee.is_some(),
+            _ => false,
+        };
+        if tells {
             let text = "send".to_owned();
             raw.push(QTerm {
                 part,
                 kind: TermKind::Scored,
                 shared: shared_find(&text, term_hash(&text)),
-                surface: "let".to_owned(),
+                surface: simple[i].unwrap_or_default().to_owned(),
                 text,
             });
             continue;
@@ -356,6 +369,12 @@ fn phrase_terms(indexes: &[&CatalogIndex], words: &[Option<&str>], to: &str) -> 
             |phrase| phrase.iter().map(|w| stem(w).into_owned()).collect(),
         )
 }
+
+/// After "let" or "tell": the caller, or a question, is told nothing to
+/// send ("let me know", "tell us", "tell which…").
+const SELF_OR_QUESTION: &[&str] = &[
+    "me", "us", "which", "what", "who", "whose", "how", "if", "whether", "when", "where", "why",
+];
 
 /// Articles: never a word of a name's phrase.
 const ARTICLES: &[&str] = &["a", "an", "the"];

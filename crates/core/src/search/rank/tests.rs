@@ -825,6 +825,28 @@ fn letting_someone_know_is_sending_them_word() {
     // "Let" alone, or "know" in another clause, sends nothing.
     let found = names("let me see the group, I want to know who is in it");
     assert!(!found.contains(&"send_message"), "{found:?}");
+    // Telling someone is sending them word too.
+    let found = names("create the release group and tell everyone in Telegram");
+    assert!(found.contains(&"send_message"), "{found:?}");
+    assert_eq!(
+        names("tell the Telegram group the release is out"),
+        ["send_message"]
+    );
+    // Told to the caller, or about a question, it asks to read.
+    for query in [
+        "let me know who the members of the group are",
+        "let us know the members of the group",
+        "tell me the members of the group",
+        "tell which members are in the group",
+    ] {
+        let found = names(query);
+        assert_eq!(
+            found.first(),
+            Some(&"get_participants"),
+            "{query}: {found:?}"
+        );
+        assert!(!found.contains(&"send_message"), "{query}: {found:?}");
+    }
 }
 
 #[test]
