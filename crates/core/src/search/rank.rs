@@ -50,7 +50,9 @@ use std::cmp::Ordering;
 use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
-use super::operation::{Op, Parts, for_each_part_start, has_several_parts, query_intent};
+use super::operation::{
+    Op, Parts, first_word_change, for_each_part_start, has_several_parts, name_verb, query_intent,
+};
 use super::services::{Mention, missing_services, service_mentions};
 use super::tokenize::{
     TermKind, for_each_term, is_context_word, is_stopword, phrases_for, query_phrase, query_words,
@@ -732,6 +734,14 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let verb_mask: u32 = (0..terms.len())
         .filter(|&k| intent.changes.iter().any(|(_, v)| *v == raw[terms[k]].text))
         .fold(0, |m, k| m | 1 << k);
+    // Terms that are verbs of an operation ("find", "list", "create"):
+    // a name carrying only those says what it does, not what about.
+    let operation_words: u32 = (0..terms.len())
+        .filter(|&k| {
+            let surface = raw[terms[k]].surface.as_str();
+            name_verb(surface) != (Op::Unknown, None) || first_word_change(surface).is_some()
+        })
+        .fold(0, |m, k| m | 1 << k);
     // Services the query names that no catalog here knows: unless the
     // query names a connector (a word its catalogs know only as the
     // connector's id, above) or the caller chose one, they say what the
@@ -789,6 +799,7 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
         scoped: q.scoped,
         changes: &intent.changes,
         verb_mask,
+        operation_words,
         local: &local,
         n_distinct,
     };

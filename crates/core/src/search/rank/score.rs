@@ -67,6 +67,8 @@ pub(super) struct Query<'a> {
     /// particular), and those verbs as scored terms.
     pub changes: &'a [(Change, String)],
     pub verb_mask: u32,
+    /// Terms that are verbs of an operation (`find`, `list`, `create`).
+    pub operation_words: u32,
     /// Term ids of the distinct texts: `local[source * n_distinct + d]`.
     pub local: &'a [Option<u32>],
     pub n_distinct: usize,
@@ -176,6 +178,8 @@ struct Memo {
     key: (u32, u32, bool, bool, NameFeat),
     cand: Cand,
     keep: bool,
+    /// Not kept, but may become plausible (see [`Scratch::doubtful`]).
+    doubtful: bool,
     order: u64,
 }
 
@@ -472,6 +476,12 @@ fn plausible(c: &Cand, q: &Query<'_>) -> bool {
     (c.tier == 1 && q.missing.is_empty()) || enough_words(c.mask, c.coverage, q)
 }
 
+/// A name carrying `own` carries a query word other than an operation's
+/// verb: what the query is about, not only what to do.
+fn names_an_object(own: u32, q: &Query<'_>) -> bool {
+    own & q.required_mask & !q.operation_words != 0
+}
+
 /// A tool that matches only by its connector (its id or description) is
 /// no answer to a query it leaves words of unmatched: "restore the mysql
 /// database from last night's backup" is not every tool of `mysql`.
@@ -561,6 +571,9 @@ pub(super) struct Scratch {
     named: Vec<u32>,
     exact: Vec<Cand>,
     pending: Vec<Cand>,
+    /// Implausible matches whose name carries a query word and whose
+    /// evidence was above every plausible match's when they were seen.
+    doubtful: Vec<Cand>,
     rest: Vec<Cand>,
     top: TopK,
     // The answer so far: complete matches, then what survives the cut.
@@ -678,6 +691,7 @@ impl Scratch {
     pub fn candidates(&mut self, indexes: &[&CatalogIndex], q: &Query<'_>, window: usize) -> Found {
         self.top.reset(window);
         self.pending.clear();
+        self.doubtful.clear();
         self.total = 0;
         self.all_terms = false;
         self.best_all_own = -1.0;
@@ -696,6 +710,18 @@ impl Scratch {
             let ids = q.ids(source);
             if q.in_scope[source] && ids.iter().any(Option::is_some) {
                 self.index(source, ix, q, ids, &mut found);
+            }
+        }
+        // A match is plausible when its evidence beats a plausible one's:
+        // "which invoices are open" is `list_invoices` (the word in its
+        // name) before a tool whose description lists "open" among its
+        // filters, though "open" is the rarer word.
+        if found.plausible > 0 {
+            let bar = found.best_base;
+            for c in self.doubtful.iter().filter(|c| c.base > bar) {
+                found.plausible += 1;
+                found.best_base = found.best_base.max(c.base);
+                self.pending.push(*c);
             }
         }
         found
@@ -877,6 +903,13 @@ impl Scratch {
                 // The same result as the previous tool: only what differs
                 // per tool (its id, its name's terms) is recorded.
                 if !m.keep {
+                    if m.doubtful && m.cand.base > found.best_base && names_an_object(a.own, q) {
+                        self.doubtful.push(Cand {
+                            tool,
+                            own: a.own,
+                            ..m.cand
+                        });
+                    }
                     continue;
                 }
                 found.plausible += 1;
@@ -911,13 +944,20 @@ impl Scratch {
                 q, source, tool, false, score, mask, strong, a.own, name, read_only,
             );
             let keep = plausible(&c, q) && !(bare && lacks_words(&c, q));
+            // (Not for a query naming a missing service: only enough
+            // words answer it.)
+            let doubtful = !keep && !bare && q.missing.is_empty();
             memo = Some(Memo {
                 key,
                 cand: c,
                 keep,
+                doubtful,
                 order: order_key(c.tier, c.score),
             });
             if !keep {
+                if doubtful && c.base > found.best_base && names_an_object(c.own, q) {
+                    self.doubtful.push(c);
+                }
                 continue;
             }
             found.plausible += 1;

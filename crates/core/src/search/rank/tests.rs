@@ -515,6 +515,49 @@ fn read_only_decides_over_a_write_verb_in_the_name() {
 }
 
 #[test]
+fn a_match_whose_evidence_beats_a_plausible_one_is_plausible_too() {
+    let catalogs = || {
+        vec![
+            (
+                "code",
+                vec![
+                    tool("list_repositories", "List repositories.", true),
+                    tool(
+                        "list_pull_requests",
+                        "List pull requests filtered by state (open, merged, declined).",
+                        true,
+                    ),
+                    tool("create_pull_request", "Create a pull request.", false),
+                ],
+            ),
+            (
+                "billing",
+                vec![
+                    tool("list_subscriptions", "List subscriptions.", true),
+                    tool("list_invoices", "List invoices by status.", true),
+                    tool("retrieve_invoice", "Retrieve one invoice.", true),
+                    tool("create_credit_note", "Credit an invoice.", false),
+                    tool("find", "Find documents in a collection.", true),
+                    tool("find_users", "Find users.", true),
+                ],
+            ),
+        ]
+    };
+    // "open" is rarer than "invoices", so the pull requests' description
+    // alone covered more of the query; the name carrying "invoices" is
+    // the stronger evidence, and now an answer, first.
+    let found = run_across(catalogs(), "which invoices are open");
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("billing.list_invoices"),
+        "{found:?}"
+    );
+    // A name carrying only the query's verb is not rescued so.
+    let found = run_across(catalogs(), "find merged ones");
+    assert_eq!(found, ["code.list_pull_requests"]);
+}
+
+#[test]
 fn a_server_that_says_a_tool_writes_decides_a_name_led_by_a_noun_verb() {
     // `update` and `post` lead names as often as nouns; a server that
     // declares such a tool not read-only has said it changes something,
