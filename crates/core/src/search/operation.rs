@@ -254,10 +254,11 @@ pub(crate) fn has_several_parts(query: &str) -> bool {
 pub(crate) enum Parts {
     /// Every one [`has_several_parts`] knows: conjunctions, lists.
     Listed,
-    /// Requests joined as such: "and", "then", "also", "plus", "or", ";"
-    /// and a standalone "&". Not commas (context before a request: "the
-    /// site is down, can you…"), nor "before" and "after" (a time clause:
-    /// "deploy before the tests run").
+    /// Requests joined as such: "and", "then", "also", "plus", "or" (after
+    /// a comma too), ";", a standalone "&", and a comma before a verb
+    /// ("schedule the call, send the offer"). Not other commas (context
+    /// before a request: "the site is down, can you…"), nor "before" and
+    /// "after" (a time clause: "deploy before the tests run").
     Joined,
 }
 
@@ -270,16 +271,22 @@ pub(crate) fn for_each_part_start(query: &str, parts: Parts, mut f: impl FnMut(b
         let in_number = gap == ","
             && last.ends_with(|c: char| c.is_ascii_digit())
             && w.starts_with(|c: char| c.is_ascii_digit());
-        let apart = gap.chars().all(char::is_whitespace);
+        // A conjunction stands apart: after white space or a comma ("…,
+        // and update…"), not inside a word ("drag-and-drop").
+        let apart = gap.chars().all(|c| c.is_whitespace() || c == ',');
         let joins = match parts {
             Parts::Listed => CONJUNCTIONS,
             Parts::Joined => REQUEST_JOINS,
         };
-        f(
-            (gap.contains(';') || parts == Parts::Listed && gap.contains(',') && !in_number)
-                || gap.trim() == "&" && gap.len() > 1
-                || (apart && !last.is_empty() && joins.iter().any(|c| w.eq_ignore_ascii_case(c))),
-        );
+        // A comma before a verb lists requests ("schedule the call, send
+        // the offer, and update the title"); before anything else it ends
+        // context ("the site is down, can you…").
+        let listed = gap.contains(',')
+            && !in_number
+            && (parts == Parts::Listed || query_word_op(&w.to_ascii_lowercase()) != Op::Unknown);
+        f((gap.contains(';') || listed)
+            || gap.trim() == "&" && gap.len() > 1
+            || (apart && !last.is_empty() && joins.iter().any(|c| w.eq_ignore_ascii_case(c))));
         last = w;
     });
 }
@@ -1289,6 +1296,18 @@ mod tests {
         );
         assert!(!joined("deploy the site before the tests run").contains(&true));
         assert!(!joined("the site is down, can you post").contains(&true));
+        // A list of requests: a comma before a verb, and a conjunction
+        // after a comma.
+        assert_eq!(
+            joined("schedule a call, send the offer, and update the title"),
+            [
+                false, false, false, true, false, false, true, false, false, false
+            ]
+        );
+        assert_eq!(
+            joined("send the offer, then update the title"),
+            [false, false, false, true, false, false, false]
+        );
         assert!(has_several_parts("deploy the site before the tests run"));
         // Whole words only, and no number, compound or initialism.
         assert!(!has_several_parts("brand new handoff"));

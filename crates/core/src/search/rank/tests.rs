@@ -515,6 +515,48 @@ fn read_only_decides_over_a_write_verb_in_the_name() {
 }
 
 #[test]
+fn a_listed_request_naming_no_connector_is_answered_by_the_others() {
+    let catalogs = || {
+        vec![
+            (
+                "bamboohr",
+                vec![
+                    tool("get_employee", "Get an employee's profile.", true),
+                    tool(
+                        "update_employee",
+                        "Update an employee's job title or department.",
+                        false,
+                    ),
+                ],
+            ),
+            (
+                "docusign",
+                vec![
+                    tool("listEnvelopes", "List envelopes sent.", true),
+                    tool(
+                        "createEnvelopeFromTemplate",
+                        "Create and send an envelope from a saved template.",
+                        false,
+                    ),
+                ],
+            ),
+        ]
+    };
+    for query in [
+        "send her offer letter from our template, and update her job title in BambooHR",
+        "update her job title in BambooHR, send her offer letter from our template",
+    ] {
+        let found = run_across(catalogs(), query);
+        for want in [
+            "bamboohr.update_employee",
+            "docusign.createEnvelopeFromTemplate",
+        ] {
+            assert!(found.contains(&want.to_owned()), "{query}: {found:?}");
+        }
+    }
+}
+
+#[test]
 fn a_match_whose_evidence_beats_a_plausible_one_is_plausible_too() {
     let catalogs = || {
         vec![
