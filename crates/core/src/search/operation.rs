@@ -177,11 +177,36 @@ const WRITE_VERBS: &[&str] = &[
     "save",
     "void",
     "abort",
+    "resend",
+    "reserve",
+    "bookmark",
+    "favorite",
+    "unfavorite",
+    "retry",
+    "rerun",
+    "dismiss",
+    "acknowledge",
+    "ack",
 ];
 
 /// Write verbs of queries only: `post` and `update` lead as many names as
-/// nouns (`posts_search`, `updates_list`) as verbs.
-const QUERY_ONLY_WRITE: &[&str] = &["post", "update"];
+/// nouns (`posts_search`, `updates_list`) as verbs, and the verbs of an
+/// update in everyday words (`bump`, `adjust`, `postpone`) say nothing of
+/// a name they lead (`adjust_stock` changes in a way only its words tell).
+const QUERY_ONLY_WRITE: &[&str] = &[
+    "post",
+    "update",
+    "increase",
+    "decrease",
+    "adjust",
+    "bump",
+    "resize",
+    "extend",
+    "escalate",
+    "reschedule",
+    "postpone",
+    "snooze",
+];
 
 /// Read verbs of queries only: "see what's running" reads, and no tool
 /// name leads with `see`.
@@ -436,6 +461,10 @@ const CHANGES: &[(Change, &[&str])] = &[
             "link",
             "enroll",
             "open",
+            "resend",
+            "reserve",
+            "bookmark",
+            "favorite",
         ],
     ),
     (
@@ -458,6 +487,7 @@ const CHANGES: &[(Change, &[&str])] = &[
             "unpublish",
             "unstar",
             "unpin",
+            "unfavorite",
         ],
     ),
     (
@@ -479,6 +509,8 @@ const CHANGES: &[(Change, &[&str])] = &[
             "unsuspend",
             "trigger",
             "launch",
+            "retry",
+            "rerun",
         ],
     ),
     (
@@ -498,7 +530,17 @@ const CHANGES: &[(Change, &[&str])] = &[
     (Change::Restart, &["restart", "reboot", "reload"]),
     (
         Change::Close,
-        &["close", "complete", "finish", "resolve", "archive", "end"],
+        &[
+            "close",
+            "complete",
+            "finish",
+            "resolve",
+            "archive",
+            "end",
+            "dismiss",
+            "acknowledge",
+            "ack",
+        ],
     ),
     (
         Change::Restore,
@@ -1128,6 +1170,22 @@ mod tests {
         for word in ["settings", "news", "deleted", "triggers", "archived"] {
             assert_eq!(name_verb(word), (Op::Unknown, None), "{word}");
         }
+        // An update in everyday words asks to change in a query, and says
+        // nothing of a name it leads (`adjust_stock`).
+        for word in ["bump", "adjust", "postpone", "reschedule", "snooze"] {
+            assert_eq!(
+                query_op(&format!("{word} the priority")),
+                Op::Write,
+                "{word}"
+            );
+            assert_eq!(name_verb(word), (Op::Unknown, None), "{word}");
+        }
+        // Verbs of a particular change, on both sides.
+        assert_eq!(name_verb("retry"), (Op::Write, Some(Change::Start)));
+        assert_eq!(name_verb("acknowledge"), (Op::Write, Some(Change::Close)));
+        assert_eq!(name_verb("resend"), (Op::Write, Some(Change::Add)));
+        assert_eq!(changes("dismiss the alert"), [Change::Close]);
+        assert_eq!(changes("rerun the failed build"), [Change::Start]);
     }
 
     fn changes(query: &str) -> Vec<Change> {

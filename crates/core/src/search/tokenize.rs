@@ -620,7 +620,10 @@ const SYNONYM_GROUPS: &[SynonymGroup] = &[
         &["purge", "discard"],
     ),
     verbs(&["create", "add", "insert"], &["make"]),
-    verbs(&["update", "edit", "modify"], &["amend", "alter", "tweak"]),
+    verbs(
+        &["update", "edit", "modify"],
+        &["amend", "alter", "tweak", "adjust", "bump"],
+    ),
     verbs(&["search", "find", "lookup"], &["locate"]),
     verbs(&["send", "post"], &["announce", "broadcast"]),
     verbs(&["run", "execute", "invoke"], &["launch"]),

@@ -515,6 +515,25 @@ fn read_only_decides_over_a_write_verb_in_the_name() {
 }
 
 #[test]
+fn an_update_in_everyday_words_asks_to_change() {
+    let tickets = vec![
+        tool(
+            "search_tickets",
+            "Search tickets by priority or status.",
+            true,
+        ),
+        tool("get_ticket", "Get one ticket.", true),
+        tool(
+            "update_ticket",
+            "Change a ticket's status, priority or assignee.",
+            false,
+        ),
+    ];
+    let names = run_on(tickets, "please bump the priority on the login ticket");
+    assert_eq!(names, ["update_ticket"]);
+}
+
+#[test]
 fn a_listed_request_naming_no_connector_is_answered_by_the_others() {
     let catalogs = || {
         vec![
