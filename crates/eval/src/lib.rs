@@ -239,7 +239,13 @@ fn score(
         category: q.category.clone(),
         query: q.query.clone(),
         top1: positive && first.is_some_and(|a| q.relevant.contains(a)),
-        expected_top1: q.expected_top.as_ref().map(|e| first == Some(e)),
+        // The labelled first row of the ranking: a page further on does
+        // not show it.
+        expected_top1: q
+            .expected_top
+            .as_ref()
+            .filter(|_| q.offset.unwrap_or(0) == 0)
+            .map(|e| first == Some(e)),
         expected_page: q.expected_page.as_ref().map(|page| *page == returned),
         recall: if let Some(page) = q.expected_page.as_ref().filter(|p| !p.is_empty()) {
             // One page was asked for: what it should hold is the expected page,

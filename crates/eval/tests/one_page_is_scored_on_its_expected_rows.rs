@@ -77,6 +77,26 @@ fn a_page_in_another_order_or_with_other_rows_is_not_the_expected_page() {
 }
 
 #[test]
+fn a_page_further_on_is_not_judged_by_the_rankings_first_row() {
+    let later = corpus_with(
+        r#"[{"id": "p", "category": "paginated", "query": "", "limit": 2, "offset": 2,
+             "relevant": ["crm.list_contacts", "crm.search_contacts", "crm.create_contact"],
+             "expectedTop": "crm.list_contacts",
+             "expectedPage": ["crm.search_contacts", "crm.create_contact"]}]"#,
+    );
+    let report = evaluate(&later);
+    assert_eq!(report.cases[0].expected_top1, None);
+    assert_eq!(report.overall.expected_top_queries, 0);
+    // The first page is.
+    let first = corpus_with(
+        r#"[{"id": "p", "category": "paginated", "query": "", "limit": 2,
+             "relevant": ["crm.list_contacts", "crm.get_contact"],
+             "expectedTop": "crm.list_contacts"}]"#,
+    );
+    assert_eq!(evaluate(&first).cases[0].expected_top1, Some(true));
+}
+
+#[test]
 fn queries_without_an_expected_page_keep_every_relevant_tool_in_recall() {
     let plain = corpus_with(
         r#"[{"id": "q", "category": "paginated", "query": "", "limit": 2,
