@@ -1,7 +1,9 @@
 //! The `connecta` binary: a thin command line over the gateway crates.
 
-#![forbid(unsafe_code)]
+// `deny`, not `forbid`: `allocator` is the one module allowed to opt back in.
+#![deny(unsafe_code)]
 
+mod allocator;
 mod commands;
 mod config_file;
 mod demo_server;
@@ -101,6 +103,7 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == WORKER_ARG) {
         return connecta_sandbox::worker_main();
     }
+    allocator::cap_malloc_arenas();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
