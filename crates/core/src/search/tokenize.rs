@@ -767,6 +767,11 @@ const QUERY_PHRASES: &[(&[&str], &str)] = &[
     (&["note", "down"], "create"),
     (&["sign", "up"], "register"),
     (&["sign", "off", "on"], "approve"),
+    (&["call", "off"], "cancel"),
+    (&["opt", "out"], "unsubscribe"),
+    (&["kick", "out"], "remove"),
+    (&["reach", "out", "to"], "send"),
+    (&["back", "up"], "backup"),
 ];
 
 /// The phrases of [`QUERY_PHRASES`] that fold to `to` ("turn off" and

@@ -261,6 +261,32 @@ fn a_phrasal_verb_finds_the_operation_it_means() {
 }
 
 #[test]
+fn everyday_phrasal_verbs_find_their_operation() {
+    let tools = vec![
+        tool("list_meetings", "List scheduled meetings.", true),
+        tool("cancel_meeting", "Cancel a scheduled meeting.", false),
+        tool("list_subscribers", "List the subscribers of a list.", true),
+        tool(
+            "unsubscribe_member",
+            "Take a member off a mailing list.",
+            false,
+        ),
+        tool("remove_member", "Remove a member from a team.", false),
+        tool("send_message", "Send a message to a member.", false),
+        tool("create_backup", "Create a backup of a database.", false),
+    ];
+    for (query, expected) in [
+        ("call off the friday meeting", "cancel_meeting"),
+        ("she wants to opt out of the list", "unsubscribe_member"),
+        ("kick out the member who left the team", "remove_member"),
+        ("reach out to the member about the renewal", "send_message"),
+        ("back up the orders database", "create_backup"),
+    ] {
+        assert_first(&tools, query, expected);
+    }
+}
+
+#[test]
 fn a_phrase_spelled_by_a_tool_name_is_not_folded() {
     // `turn_on_light` says "turn on" itself: folding it into "enable" would
     // lose the words that find it.
