@@ -7,6 +7,8 @@ It generates an RSA and an EC signing key at start and serves:
 - GET /.well-known/oauth-authorization-server  (RFC 8414 metadata)
 - GET /jwks.json                               (both public keys)
 - GET /jwks-fetches                            (how many times the JWKS was fetched)
+- POST /jwks-down {down}                       (while down, /jwks.json answers 503;
+  a fetch is counted all the same)
 - POST /mint  {claims, alg?, kid?, key?}       -> {"token": "..."}
   `key` "rsa" (default), "ec", or "stranger" (a key not in the JWKS, same kid
   as the RSA one, to forge a signature). Claims are used as given.
@@ -28,6 +30,7 @@ EC_KEY = ec.generate_private_key(ec.SECP256R1())
 STRANGER = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 fetches = 0
+jwks_down = False
 
 
 def public_jwk(key, kid, alg, algorithm):
@@ -60,13 +63,22 @@ class Issuer(http.server.BaseHTTPRequestHandler):
                                  "token_endpoint": f"{ISSUER}/token"})
         elif self.path == "/jwks.json":
             fetches += 1
-            self.send_json(200, JWKS)
+            if jwks_down:
+                self.send_json(503, {"error": "temporarily_unavailable"})
+            else:
+                self.send_json(200, JWKS)
         elif self.path == "/jwks-fetches":
             self.send_json(200, {"fetches": fetches})
         else:
             self.send_json(404, {"error": "not_found"})
 
     def do_POST(self):
+        global jwks_down
+        if self.path == "/jwks-down":
+            req = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            jwks_down = bool(req["down"])
+            self.send_json(200, {"down": jwks_down})
+            return
         if self.path != "/mint":
             self.send_json(404, {"error": "not_found"})
             return

@@ -4,7 +4,9 @@
 //! activity log; expired, foreign, forged, HMAC-signed and unknown-key
 //! tokens get 401 `invalid_token` saying why; a missing scope is 403
 //! `insufficient_scope`; every challenge points to the RFC 9728 metadata,
-//! which is served; an unreachable issuer fails closed with 503.
+//! which is served; an unreachable issuer fails closed with 503, and an
+//! issuer whose keys cannot be fetched is asked once per refetch window,
+//! not by every request.
 
 mod support;
 
@@ -205,6 +207,40 @@ fn base64_url(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+async fn set_jwks_down(issuer: &HttpPeer, down: bool) {
+    reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}/jwks-down", issuer.port))
+        .json(&json!({ "down": down }))
+        .send()
+        .await
+        .expect("jwks-down")
+        .error_for_status()
+        .expect("jwks-down accepted");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_key_fetch_is_not_repeated_by_every_request_within_the_window() {
+    let issuer = HttpPeer::start("oauth_issuer.py", &[]).await;
+    set_jwks_down(&issuer, true).await;
+    let gw = Gateway::start_raw(&config(&format!("http://127.0.0.1:{}", issuer.port), ""));
+    gw.wait_catalogs().await;
+    let token = mint(&issuer, json!({"claims": claims(&issuer, json!({}))})).await;
+    // The issuer answers its JWKS with 503: every request is refused with a
+    // retryable 503, and only the first one asked the issuer.
+    for _ in 0..3 {
+        let (status, _, _) = ping_with_token(&gw, Some(&token)).await;
+        assert_eq!(status, 503);
+    }
+    assert_eq!(fetches(&issuer).await, 1);
+    // The issuer is back, but the refetch window (30 s) has not passed: no
+    // request asks again, and the token is still refused, not accepted
+    // without keys.
+    set_jwks_down(&issuer, false).await;
+    let (status, _, _) = ping_with_token(&gw, Some(&token)).await;
+    assert_eq!(status, 503);
+    assert_eq!(fetches(&issuer).await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
