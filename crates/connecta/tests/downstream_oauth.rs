@@ -4,7 +4,8 @@
 //! client registration, PKCE, refresh tokens). An agent meets
 //! `auth_required`, gets a consent link from `authorize_connector`, a person
 //! opens it, and calls work; the callback takes a state once and answers
-//! every refusal alike; short-lived tokens are refreshed; an authorization
+//! every refusal alike, a real code included when the response names
+//! another issuer (RFC 9207); short-lived tokens are refreshed; an authorization
 //! server that forgot the gateway gets a new registration and consent; no
 //! token is ever in a log, an answer, the activity log or the database file.
 
@@ -263,6 +264,65 @@ async fn an_agent_gets_a_consent_link_and_calls_work_once_a_person_consents() {
     assert!(is_error, "{v}");
     assert_eq!(v["error"]["recovery"], "user_consent", "{v}");
     gw.stop();
+}
+
+/// The value of query parameter `name` in `url`, as written.
+fn query_param<'u>(url: &'u str, name: &str) -> &'u str {
+    url.split(['?', '&'])
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("no {name} in {url}"))
+}
+
+#[tokio::test]
+async fn a_callback_naming_another_issuer_is_refused_and_uses_up_its_state() {
+    let peer = HttpPeer::start("py_oauth_server.py", &[]).await;
+    let gw = Gateway::start(&oauth_connector(&peer));
+    let client = connect(&gw.url()).await;
+    let link = authorize(&client, false).await;
+    let url = link["authorizationUrl"].as_str().expect("link").to_owned();
+    let state = query_param(&url, "state").to_owned();
+
+    // The person consents, and the authorization server redirects back
+    // with a real code for the pending state; but the response arriving
+    // says another authorization server issued it (RFC 9207 mix-up):
+    // refused like any other refusal, before the code is exchanged.
+    let redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+        .get(&url)
+        .send()
+        .await
+        .expect("consent");
+    let location = redirect.headers()["location"].to_str().expect("location");
+    let code = query_param(location, "code").to_owned();
+    assert_eq!(query_param(location, "state"), state);
+    let (status, mixed_up) = callback(
+        &gw,
+        &format!("?code={code}&state={state}&iss=https%3A%2F%2Fevil.example"),
+    )
+    .await;
+    assert_eq!(status, 400, "{mixed_up}");
+    let (_, garbage) = callback(&gw, "?state=not-a-state&code=x").await;
+    assert_eq!(mixed_up, garbage);
+    assert_eq!(stats(&peer).await["exchanges"], 0);
+    // The state was taken: the same code delivered without the foreign
+    // issuer is refused too, and nothing is authorized.
+    let (status, page) = callback(&gw, &format!("?code={code}&state={state}")).await;
+    assert_eq!(status, 400, "{page}");
+    assert_eq!(stats(&peer).await["exchanges"], 0);
+    let (v, is_error) = whoami(&client).await;
+    assert!(is_error, "{v}");
+    assert_eq!(v["error"]["code"], "auth_required", "{v}");
+
+    // A new link, and a callback naming the right issuer, work.
+    let fresh = authorize(&client, false).await;
+    let url = fresh["authorizationUrl"].as_str().expect("link").to_owned();
+    assert_ne!(query_param(&url, "state"), state);
+    let (status, page) = consent(&url).await;
+    assert_eq!(status, 200, "{page}");
+    let (v, is_error) = whoami(&client).await;
+    assert!(!is_error, "{v}");
 }
 
 #[tokio::test]
