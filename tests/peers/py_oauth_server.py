@@ -12,7 +12,8 @@ TOKEN_SECONDS (argv[2], default 3600) so tests can watch a refresh.
 
 POST /preregister adds a client registered by hand. POST
 /drop-access-tokens forgets the access tokens issued (not the refresh
-tokens). GET /stats answers counts (registrations, authorizations, code exchanges,
+tokens). POST /refresh-fails {on} makes every refresh fail with HTTP 500
+while on (the token store is "down"), without spending the refresh token. GET /stats answers counts (registrations, authorizations, code exchanges,
 refreshes), the resource the last token was issued for, and the last tokens
 issued (so a test can check they appear nowhere they must not).
 """
@@ -39,12 +40,15 @@ PORT = int(sys.argv[1])
 TOKEN_SECONDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
 BASE = f"http://127.0.0.1:{PORT}"
 
+REFRESH_FAILS = {"on": False}
+
 STATS = {
     "registrations": 0,
     "authorizations": 0,
     "exchanges": 0,
     "refreshes": 0,
     "resource": None,
+    "failed_refreshes": 0,
     # So a test can look for the token where it must never be.
     "last_access_token": None,
     "last_refresh_token": None,
@@ -118,6 +122,9 @@ class AutoConsentProvider:
         return self.refresh.get(refresh_token)
 
     async def exchange_refresh_token(self, client, refresh_token, scopes):
+        if REFRESH_FAILS["on"]:
+            STATS["failed_refreshes"] += 1
+            raise RuntimeError("the token store is down")
         STATS["refreshes"] += 1
         # Rotated: the old refresh token is spent.
         self.refresh.pop(refresh_token.token, None)
@@ -173,6 +180,12 @@ async def drop_access_tokens(request: Request):
     dropped = len(PROVIDER.access)
     PROVIDER.access.clear()
     return JSONResponse({"dropped": dropped})
+
+
+@mcp.custom_route("/refresh-fails", methods=["POST"])
+async def refresh_fails(request: Request):
+    REFRESH_FAILS["on"] = bool((await request.json())["on"])
+    return JSONResponse(REFRESH_FAILS)
 
 
 @mcp.custom_route("/preregister", methods=["POST"])

@@ -5,7 +5,9 @@
 //! `auth_required`, gets a consent link from `authorize_connector`, a person
 //! opens it, and calls work; the callback takes a state once and answers
 //! every refusal alike, a real code included when the response names
-//! another issuer (RFC 9207); short-lived tokens are refreshed; an authorization
+//! another issuer (RFC 9207); short-lived tokens are refreshed, and a
+//! refresh that fails for a while is a retryable failure that keeps the
+//! authorization; an authorization
 //! server that forgot the gateway gets a new registration and consent; no
 //! token is ever in a log, an answer, the activity log or the database file.
 
@@ -323,6 +325,54 @@ async fn a_callback_naming_another_issuer_is_refused_and_uses_up_its_state() {
     assert_eq!(status, 200, "{page}");
     let (v, is_error) = whoami(&client).await;
     assert!(!is_error, "{v}");
+}
+
+async fn post_peer(peer: &HttpPeer, path: &str, body: Value) {
+    let r = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}{path}", peer.port))
+        .json(&body)
+        .send()
+        .await
+        .expect("peer");
+    assert_eq!(r.status().as_u16(), 200, "{path}");
+}
+
+#[tokio::test]
+async fn a_refresh_that_fails_for_a_while_keeps_the_authorization() {
+    let peer = HttpPeer::start("py_oauth_server.py", &[]).await;
+    let gw = Gateway::start(&oauth_connector(&peer));
+    let client = connect(&gw.url()).await;
+    let link = authorize(&client, false).await["authorizationUrl"]
+        .as_str()
+        .expect("link")
+        .to_owned();
+    assert_eq!(consent(&link).await.0, 200);
+    assert!(!whoami(&client).await.1);
+
+    // The access token is refused (the server forgot it) and the token
+    // endpoint fails (HTTP 500) while the gateway refreshes: the call is a
+    // retryable failure, not a request for a new consent.
+    post_peer(&peer, "/drop-access-tokens", json!({})).await;
+    post_peer(&peer, "/refresh-fails", json!({"on": true})).await;
+    let (v, is_error) = whoami(&client).await;
+    assert!(is_error, "{v}");
+    assert_ne!(v["error"]["code"], "auth_required", "{v}");
+    assert_eq!(v["error"]["retryable"], true, "{v}");
+    assert!(stats(&peer).await["failed_refreshes"].as_u64() >= Some(1));
+    let status = authorize(&client, false).await;
+    assert_eq!(status["status"], "authorized", "{status}");
+
+    // The endpoint is back: the kept refresh token works, with no new
+    // consent or code exchange.
+    post_peer(&peer, "/refresh-fails", json!({"on": false})).await;
+    let (v, is_error) = whoami(&client).await;
+    assert!(!is_error, "{v}");
+    let s = stats(&peer).await;
+    assert_eq!(
+        (s["exchanges"].as_u64(), s["refreshes"].as_u64()),
+        (Some(1), Some(1)),
+        "{s}"
+    );
 }
 
 #[tokio::test]
