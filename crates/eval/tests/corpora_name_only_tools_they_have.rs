@@ -21,7 +21,7 @@ fn corpora() -> Vec<PathBuf> {
 }
 
 #[test]
-fn every_label_names_a_declared_tool_and_the_expected_top_is_relevant() {
+fn every_label_names_a_declared_tool_and_the_expected_top_and_page_are_relevant() {
     let files = corpora();
     assert!(files.len() >= 6, "the corpora: {files:?}");
     for file in files {
@@ -50,6 +50,24 @@ fn every_label_names_a_declared_tool_and_the_expected_top_is_relevant() {
             }
             if let Some(top) = &q.expected_top {
                 assert!(q.relevant.contains(top), "{at}: {top} is not relevant");
+            }
+            // An expected page is one page's rows, of the relevant tools:
+            // it needs its `limit` (`offset` is 0 unless given), and no
+            // `paginate: "all"`.
+            if let Some(rows) = &q.expected_page {
+                assert!(
+                    q.limit.is_some() && q.paginate.is_none(),
+                    "{at}: an expected page needs a limit, and no paginate"
+                );
+                assert!(
+                    !rows.is_empty() && rows.len() as u64 <= q.limit.unwrap_or(0),
+                    "{at}: {} expected rows on a page of {:?}",
+                    rows.len(),
+                    q.limit
+                );
+                for r in rows {
+                    assert!(q.relevant.contains(r), "{at}: page row {r} is not relevant");
+                }
             }
             if let Some(c) = &q.connector {
                 assert!(

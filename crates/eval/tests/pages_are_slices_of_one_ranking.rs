@@ -50,11 +50,20 @@ fn every_page_is_the_slice_of_the_whole_ranking() {
             .iter()
             .map(|q| (q.query.clone(), q.connector.clone()))
             .collect();
-        // A browse and a one-word query over a whole catalog, where many
-        // rows tie.
+        // Browses and one-word queries, over all catalogs and over each,
+        // where many rows tie: the connector's id, and the first word of
+        // its first tool's name.
         queries.push((String::new(), None));
         for c in &corpus.connectors {
             queries.push((String::new(), Some(c.id.clone())));
+            queries.push((c.id.clone(), None));
+            if let Some(word) = c.tools.first().and_then(|t| {
+                t.name
+                    .split(|ch: char| !ch.is_ascii_alphanumeric())
+                    .find(|w| !w.is_empty())
+            }) {
+                queries.push((word.to_owned(), Some(c.id.clone())));
+            }
         }
         for (query, connector) in &queries {
             let whole = page(

@@ -178,11 +178,7 @@ const WRITE_VERBS: &[&str] = &[
     "void",
     "abort",
     "resend",
-    "reserve",
-    "bookmark",
-    "favorite",
     "unfavorite",
-    "retry",
     "rerun",
     "dismiss",
     "acknowledge",
@@ -196,12 +192,9 @@ const WRITE_VERBS: &[&str] = &[
 const QUERY_ONLY_WRITE: &[&str] = &[
     "post",
     "update",
-    "increase",
-    "decrease",
     "adjust",
     "bump",
     "resize",
-    "extend",
     "escalate",
     "reschedule",
     "postpone",
@@ -217,11 +210,12 @@ const QUERY_ONLY_READ: &[&str] = &["see"];
 /// [`QUERY_VERB_BEFORE_OBJECT`]), or rarely lead one at all.
 const NAME_ONLY_WRITE: &[&str] = &[
     "new", "set", "put", "patch", "store", "resume", "rollback", "scale", "clear", "start", "stop",
-    "import", "apply", "toggle", "copy", "clone", "fork",
+    "import", "apply", "toggle", "copy", "clone", "fork", "reserve", "retry",
 ];
 
 /// Words that open a noun phrase as often as a command ("merge requests",
-/// "schedule for monday", "check-in times"): they open a clause as a verb
+/// "schedule for monday", "check-in times", "favorite tracks", "increase
+/// in signups", "retry count"): they open a clause as a verb
 /// only when an object follows at once ("merge the tickets", "check the
 /// status"), and then ask to change (`Write`) or to read (`Read`).
 const QUERY_VERB_BEFORE_OBJECT: &[(&str, Op)] = &[
@@ -246,6 +240,13 @@ const QUERY_VERB_BEFORE_OBJECT: &[(&str, Op)] = &[
     ("store", Op::Write),
     ("change", Op::Write),
     ("replace", Op::Write),
+    ("reserve", Op::Write),
+    ("retry", Op::Write),
+    ("favorite", Op::Write),
+    ("bookmark", Op::Write),
+    ("increase", Op::Write),
+    ("decrease", Op::Write),
+    ("extend", Op::Write),
     ("check", Op::Read),
 ];
 
@@ -281,9 +282,12 @@ pub(crate) enum Parts {
     Listed,
     /// Requests joined as such: "and", "then", "also", "plus", "or" (after
     /// a comma too), ";", a standalone "&", and a comma before a verb
-    /// ("schedule the call, send the offer"). Not other commas (context
-    /// before a request: "the site is down, can you…"), nor "before" and
-    /// "after" (a time clause: "deploy before the tests run").
+    /// ("schedule the call, send the offer"; a word of
+    /// [`QUERY_VERB_BEFORE_OBJECT`] only before its object). Not other
+    /// commas (context before a request: "the site is down, can you…";
+    /// a question word or a copula: "…for checkout, which started…"),
+    /// nor "before" and "after" (a time clause: "deploy before the tests
+    /// run").
     Joined,
 }
 
@@ -291,29 +295,36 @@ pub(crate) enum Parts {
 /// splits it) with whether the word starts a new part (`parts`); the
 /// first word starts none.
 pub(crate) fn for_each_part_start(query: &str, parts: Parts, mut f: impl FnMut(bool)) {
-    let mut last: &str = "";
-    for_each_word_with_gap(query, |w, gap| {
+    let mut words: Vec<(&str, &str)> = Vec::new();
+    for_each_word_with_gap(query, |w, gap| words.push((w, gap)));
+    let lower: Vec<String> = words.iter().map(|(w, _)| w.to_ascii_lowercase()).collect();
+    let joins = match parts {
+        Parts::Listed => CONJUNCTIONS,
+        Parts::Joined => REQUEST_JOINS,
+    };
+    for (i, &(w, gap)) in words.iter().enumerate() {
+        let last = i.checked_sub(1).map_or("", |j| words[j].0);
         let in_number = gap == ","
             && last.ends_with(|c: char| c.is_ascii_digit())
             && w.starts_with(|c: char| c.is_ascii_digit());
         // A conjunction stands apart: after white space or a comma ("…,
         // and update…"), not inside a word ("drag-and-drop").
         let apart = gap.chars().all(|c| c.is_whitespace() || c == ',');
-        let joins = match parts {
-            Parts::Listed => CONJUNCTIONS,
-            Parts::Joined => REQUEST_JOINS,
-        };
         // A comma before a verb lists requests ("schedule the call, send
-        // the offer, and update the title"); before anything else it ends
-        // context ("the site is down, can you…").
+        // the offer, and update the title"); before anything else, a
+        // question word or a copula too, it ends context ("the site is
+        // down, can you…", "…for checkout, which started…").
         let listed = gap.contains(',')
             && !in_number
-            && (parts == Parts::Listed || query_word_op(&w.to_ascii_lowercase()) != Op::Unknown);
+            && (parts == Parts::Listed || {
+                let word = lower[i].as_str();
+                !is_question_word(word)
+                    && opening_op(word, lower.get(i + 1).map(String::as_str)) != Op::Unknown
+            });
         f((gap.contains(';') || listed)
             || gap.trim() == "&" && gap.len() > 1
             || (apart && !last.is_empty() && joins.iter().any(|c| w.eq_ignore_ascii_case(c))));
-        last = w;
-    });
+    }
 }
 
 /// The kind of change a verb makes. A query that asks for one kind is
@@ -713,6 +724,23 @@ pub(crate) fn name_verb(word: &str) -> (Op, Option<Change>) {
     tables().name.get(word).copied().unwrap_or_default()
 }
 
+/// Words of verbs that name an object as often ("which release is live",
+/// "the failed runs", "my draft"): beside [`QUERY_VERB_BEFORE_OBJECT`],
+/// these say what a query is about as well as what it does.
+const NOUNS_TOO: &[&str] = &[
+    "comment", "draft", "end", "link", "release", "call", "run", "process", "message", "order",
+    "commit", "post", "update", "open",
+];
+
+/// A word (as written, or a query term's folded text: "tell" is `send`)
+/// that names an operation and nothing else: a tool name carrying only
+/// such words says what it does, not what about.
+pub(crate) fn is_operation_word(word: &str) -> bool {
+    (name_verb(word).0 != Op::Unknown || tables().query_change.contains_key(word))
+        && !NOUNS_TOO.contains(&word)
+        && !QUERY_VERB_BEFORE_OBJECT.iter().any(|&(w, _)| w == word)
+}
+
 /// The operation a name leading with a word (as written) does.
 pub(crate) fn name_word_op(word: &str) -> Op {
     name_verb(word).0
@@ -1108,6 +1136,19 @@ mod tests {
         assert_eq!(query_op("check the status of the nightly build"), Op::Read);
         assert_eq!(query_op("schedule for monday"), Op::Unknown);
         assert_eq!(query_op("set the env variable on my project"), Op::Write);
+        // Everyday verbs that are nouns or adjectives as often.
+        assert_eq!(query_op("increase the memory limit to 2 GB"), Op::Write);
+        assert_eq!(query_op("increase in 5xx since the deploy"), Op::Unknown);
+        assert_eq!(query_op("favorite the playlist"), Op::Write);
+        assert_eq!(query_op("favorite playlists from last month"), Op::Unknown);
+        assert_eq!(query_op("retry the failed job"), Op::Write);
+        // Inside a clause they ask nothing: the query still reads.
+        assert_eq!(query_op("show my favorite tracks"), Op::Read);
+        assert_eq!(query_op("list jobs whose retry count is above 3"), Op::Read);
+        assert_eq!(
+            query_op("what's the increase in signups this week"),
+            Op::Read
+        );
     }
 
     #[test]
@@ -1336,6 +1377,21 @@ mod tests {
     }
 
     #[test]
+    fn operation_words_are_verbs_that_name_no_object() {
+        for verb in [
+            "find", "list", "create", "cancel", "send", "remove", "archive",
+        ] {
+            assert!(is_operation_word(verb), "{verb}");
+        }
+        // Verbs that name objects as often, and words of no operation.
+        for word in [
+            "release", "runs", "run", "schedule", "favorite", "draft", "invoice", "tell",
+        ] {
+            assert!(!is_operation_word(word), "{word}");
+        }
+    }
+
+    #[test]
     fn a_conjunction_or_a_list_makes_a_query_of_several_parts() {
         assert!(has_several_parts("hubspot contact and company records"));
         assert!(has_several_parts("list objects, then download one"));
@@ -1362,6 +1418,19 @@ mod tests {
                 false, false, false, true, false, false, true, false, false, false
             ]
         );
+        // Not a comma before a question word or a copula: a relative
+        // clause or a question about what came before.
+        assert!(
+            !joined("check the sentry errors for checkout, which started today").contains(&true)
+        );
+        assert!(!joined("our supabase app is slow, is the database down").contains(&true));
+        // A verb that opens noun phrases too lists a request only before
+        // its object.
+        assert_eq!(
+            joined("send the offer, schedule the call"),
+            [false, false, false, true, false, false]
+        );
+        assert!(!joined("see the calendar, schedule for monday").contains(&true));
         assert_eq!(
             joined("send the offer, then update the title"),
             [false, false, false, true, false, false, false]

@@ -51,7 +51,7 @@ use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
 use super::operation::{
-    Op, Parts, first_word_change, for_each_part_start, has_several_parts, name_verb, query_intent,
+    Op, Parts, for_each_part_start, has_several_parts, is_operation_word, query_intent,
 };
 use super::services::{Mention, missing_services, service_mentions};
 use super::tokenize::{
@@ -230,7 +230,17 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
                         .take_while(|&j| !words[j].after_break)
                         .any(|j| simple[j] == Some("know"))
             }
-            Some("tell") => addressee.is_some(),
+            // "Tell the difference", "tell the status of…": what is told
+            // is a question's answer, to the caller.
+            Some("tell") => {
+                addressee.is_some()
+                    && !(simple[i + 1].is_some_and(|w| ARTICLES.contains(&w))
+                        && simple
+                            .get(i + 2)
+                            .copied()
+                            .flatten()
+                            .is_some_and(|w| TOLD_ABOUT.contains(&w)))
+            }
             _ => false,
         };
         if tells {
@@ -376,6 +386,24 @@ fn phrase_terms(indexes: &[&CatalogIndex], words: &[Option<&str>], to: &str) -> 
 /// send ("let me know", "tell us", "tell which…").
 const SELF_OR_QUESTION: &[&str] = &[
     "me", "us", "which", "what", "who", "whose", "how", "if", "whether", "when", "where", "why",
+];
+
+/// What "tell the …" tells the caller rather than someone else.
+const TOLD_ABOUT: &[&str] = &[
+    "difference",
+    "status",
+    "state",
+    "time",
+    "date",
+    "reason",
+    "cost",
+    "price",
+    "number",
+    "size",
+    "truth",
+    "result",
+    "results",
+    "outcome",
 ];
 
 /// Articles: never a word of a name's phrase.
@@ -738,8 +766,8 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     // a name carrying only those says what it does, not what about.
     let operation_words: u32 = (0..terms.len())
         .filter(|&k| {
-            let surface = raw[terms[k]].surface.as_str();
-            name_verb(surface) != (Op::Unknown, None) || first_word_change(surface).is_some()
+            let term = &raw[terms[k]];
+            is_operation_word(&term.surface) || is_operation_word(&term.text)
         })
         .fold(0, |m, k| m | 1 << k);
     // Services the query names that no catalog here knows: unless the
