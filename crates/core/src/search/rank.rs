@@ -243,6 +243,28 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             }
             _ => false,
         };
+        // "Text the customer…", "please text me": a clause's verb before
+        // whom it addresses asks to send an SMS (`send`, beside the word
+        // itself, which finds `sms`).
+        let texts = simple[i] == Some("text")
+            && (i == 0
+                || word.after_break
+                || simple[i - 1].is_some_and(|w| is_stopword(w) && !DETERMINERS.contains(&w)))
+            && words
+                .get(i + 1)
+                .filter(|next| !next.after_break)
+                .and_then(|_| simple[i + 1])
+                .is_some_and(|w| TEXTED.contains(&w));
+        if texts {
+            let text = "send".to_owned();
+            raw.push(QTerm {
+                part,
+                kind: TermKind::Scored,
+                shared: shared_find(&text, term_hash(&text)),
+                surface: "text".to_owned(),
+                text,
+            });
+        }
         if tells {
             let text = "send".to_owned();
             raw.push(QTerm {
@@ -386,6 +408,32 @@ fn phrase_terms(indexes: &[&CatalogIndex], words: &[Option<&str>], to: &str) -> 
 /// send ("let me know", "tell us", "tell which…").
 const SELF_OR_QUESTION: &[&str] = &[
     "me", "us", "which", "what", "who", "whose", "how", "if", "whether", "when", "where", "why",
+];
+
+/// Whom "text …" addresses when it is a verb: an article or possessive
+/// before a person, or a pronoun ("text the customer", "text me").
+const TEXTED: &[&str] = &[
+    "the",
+    "a",
+    "my",
+    "our",
+    "your",
+    "their",
+    "his",
+    "her",
+    "me",
+    "him",
+    "them",
+    "us",
+    "everyone",
+    "everybody",
+    "all",
+];
+
+/// Words before a noun: "the text", "her text" is a message, not a verb.
+const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "this", "that", "these", "those", "my", "our", "your", "their", "his", "her",
+    "its", "any", "some", "each", "every", "no",
 ];
 
 /// What "tell the …" tells the caller rather than someone else.

@@ -772,6 +772,7 @@ const QUERY_PHRASES: &[(&[&str], &str)] = &[
     (&["kick", "out"], "remove"),
     (&["reach", "out", "to"], "send"),
     (&["back", "up"], "backup"),
+    (&["money", "back"], "refund"),
 ];
 
 /// The phrases of [`QUERY_PHRASES`] that fold to `to` ("turn off" and
@@ -1154,6 +1155,7 @@ mod tests {
             query_phrase(&simple)
         };
         assert_eq!(fold("get rid of the card"), Some((3, "delete")));
+        assert_eq!(fold("money back for the label"), Some((2, "refund")));
         assert_eq!(fold("tick off it"), Some((2, "complete")));
         assert_eq!(fold("open a ticket"), Some((2, "create")));
         assert_eq!(fold("file an issue"), Some((2, "create")));

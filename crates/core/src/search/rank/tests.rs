@@ -987,6 +987,54 @@ fn letting_someone_know_is_sending_them_word() {
 }
 
 #[test]
+fn texting_someone_is_sending_them_an_sms() {
+    let sms = CatalogIndex::build(Arc::new(Catalog::new(
+        "sms",
+        vec![
+            tool(
+                "sendSms",
+                "Send an SMS text message to a phone number.",
+                false,
+            ),
+            tool(
+                "numberInsight",
+                "Look up the carrier of a phone number.",
+                true,
+            ),
+        ],
+    )));
+    let payments = CatalogIndex::build(Arc::new(Catalog::new(
+        "payments",
+        vec![
+            tool("create_refund", "Refund a payment to the customer.", false),
+            tool(
+                "create_payment",
+                "Create a payment for the customer.",
+                false,
+            ),
+        ],
+    )));
+    let refs = [&sms, &payments];
+    let names = |query| hit_names(&refs, &rank_all(&refs, query));
+    // The words alone are in three tools; "text" before whom it addresses
+    // is the verb.
+    assert_eq!(
+        names("text the customer that the money is on its way").first(),
+        Some(&"sendSms")
+    );
+    let found = names("refund the payment and text the customer");
+    assert!(found.contains(&"create_refund"), "{found:?}");
+    assert!(found.contains(&"sendSms"), "{found:?}");
+    // A noun "text" asks to send nothing: the words alone are weaker
+    // evidence.
+    let score = |q| rank_all(&refs, q).hits.first().map_or(0.0, |h| h.score);
+    let verb = score("please text the customer");
+    for noun in ["the text the customer wrote", "a text the customer sent"] {
+        assert!(score(noun) < verb, "{noun}: {} / {verb}", score(noun));
+    }
+}
+
+#[test]
 fn a_name_led_by_a_verb_of_a_kind_or_of_no_particular_kind_answers_changes() {
     for (name, description, query) in [
         (
