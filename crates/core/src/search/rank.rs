@@ -362,11 +362,16 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             && words.get(i + 1).is_some_and(|next| {
                 !next.after_break && simple[i + 1].is_none_or(|w| !is_stopword(w))
             });
+        // "8xk2Lm", "5KsDBWseXY6Qeg": an identifier is a value (as a
+        // number is), whose pieces name nothing.
+        let identifier = looks_like_identifier(&word.parts, |t| known_id(indexes, t).is_some());
         for (t, s) in terms {
             raw.push(QTerm {
                 part,
                 kind: if naming {
                     TermKind::Stop
+                } else if identifier {
+                    TermKind::Soft
                 } else {
                     term_kind(t, s)
                 },
@@ -402,6 +407,23 @@ fn phrase_terms(indexes: &[&CatalogIndex], words: &[Option<&str>], to: &str) -> 
             || vec![folded.clone()],
             |phrase| phrase.iter().map(|w| stem(w).into_owned()).collect(),
         )
+}
+
+/// A query word of several pieces that mixes letters and digits, six
+/// characters or more, none of whose pieces with letters a catalog knows:
+/// a record's id ("8xk2Lm" of "tr_8xk2Lm", "5KsDBWseXY6Qeg"), not words.
+/// "ec2", "oauth2" and "2041" are not.
+fn looks_like_identifier(parts: &[(String, String)], known: impl Fn(&str) -> bool) -> bool {
+    let len: usize = parts.iter().map(|(_, s)| s.len()).sum();
+    let has = |f: fn(&u8) -> bool| parts.iter().any(|(_, s)| s.as_bytes().iter().any(f));
+    parts.len() >= 2
+        && len >= 6
+        && has(u8::is_ascii_digit)
+        && has(u8::is_ascii_alphabetic)
+        && parts
+            .iter()
+            .filter(|(t, _)| t.bytes().any(|b| b.is_ascii_alphabetic()))
+            .all(|(t, _)| !known(t))
 }
 
 /// After "let" or "tell": the caller, or a question, is told nothing to

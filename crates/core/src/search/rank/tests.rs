@@ -2277,3 +2277,28 @@ fn a_verb_opening_a_name_makes_the_words_after_it_its_object() {
     )));
     assert_eq!(bare.op(0), Op::Unknown);
 }
+
+#[test]
+fn a_record_id_is_a_value_not_words() {
+    let known = |t: &str| ["ec", "oauth", "inv", "payment", "v"].contains(&t);
+    let looks = |w: &str| {
+        // The last word: "_" and "-" separate words of a query.
+        let words = query_words(w);
+        looks_like_identifier(&words[words.len() - 1].parts, known)
+    };
+    for id in ["tr_8xk2Lm", "5KsDBWseXY6QegucYAoacS", "cus_9fQ2xZ"] {
+        assert!(looks(id), "{id}: {:?}", query_words(id));
+    }
+    // Known words with a number, short tokens, and words without digits
+    // are words.
+    for word in [
+        "ec2",
+        "oauth2",
+        "INV-2041",
+        "payment_v2",
+        "getUserById",
+        "k8s",
+    ] {
+        assert!(!looks(word), "{word}");
+    }
+}
