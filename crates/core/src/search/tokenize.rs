@@ -626,7 +626,7 @@ const SYNONYM_GROUPS: &[SynonymGroup] = &[
     ),
     verbs(&["search", "find", "lookup"], &["locate"]),
     verbs(&["send", "post"], &["announce", "broadcast"]),
-    verbs(&["run", "execute", "invoke"], &["launch"]),
+    verbs(&["run", "execute", "invoke", "trigger"], &["launch"]),
     verbs(&["complete", "finish"], &[]),
     verbs(&["cancel", "abort"], &[]),
     verbs(&["restart", "reboot"], &[]),
@@ -1181,6 +1181,10 @@ mod tests {
         assert!(prose_synonyms("delet").is_empty());
         assert!(prose_synonyms("song").is_empty(), "aliases go one way");
         assert_eq!(name_synonyms("track"), ["song"]);
+        // A verb in a name is found by its group ("run the sync" finds
+        // `triggerSync`), never in prose.
+        assert!(name_synonyms("trigger").contains(&"run".to_owned()));
+        assert!(prose_synonyms("trigger").is_empty());
     }
 
     #[test]
