@@ -365,10 +365,18 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         // "8xk2Lm", "5KsDBWseXY6Qeg": an identifier is a value (as a
         // number is), whose pieces name nothing.
         let identifier = looks_like_identifier(&word.parts, |t| known_id(indexes, t).is_some());
+        // "help me out": a particle after a pronoun object is its verb's,
+        // and names nothing when the verb is a function word itself
+        // ("block her off" still asks to block off).
+        let particle = simple[i].is_some_and(|w| PARTICLES.contains(&w))
+            && !word.after_break
+            && i > 1
+            && simple[i - 1].is_some_and(|w| OBJECT_PRONOUNS.contains(&w))
+            && simple[i - 2].is_some_and(|w| is_stopword(w) || is_context_word(w, None));
         for (t, s) in terms {
             raw.push(QTerm {
                 part,
-                kind: if naming {
+                kind: if naming || particle {
                     TermKind::Stop
                 } else if identifier {
                     TermKind::Soft
@@ -487,6 +495,10 @@ const NAMING: &[&str] = &["called", "named", "titled", "entitled"];
 const PARTICLES: &[&str] = &[
     "away", "back", "down", "in", "off", "on", "out", "over", "through", "up",
 ];
+
+/// Pronouns that stand for a verb's object ("help me out", "turn it
+/// off").
+const OBJECT_PRONOUNS: &[&str] = &["me", "it", "them", "us", "him", "her", "this", "that"];
 
 /// The shared id of `term` (already normalized), if some index knows it.
 fn known_id(indexes: &[&CatalogIndex], term: &str) -> Option<u32> {

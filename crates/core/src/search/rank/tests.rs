@@ -2302,3 +2302,42 @@ fn a_record_id_is_a_value_not_words() {
         assert!(!looks(word), "{word}");
     }
 }
+
+#[test]
+fn help_me_out_is_only_function_words() {
+    let idx = CatalogIndex::build(Arc::new(Catalog::new(
+        "pos",
+        vec![
+            tool(
+                "updateItemStock",
+                "Mark a menu item as out of stock or back in stock.",
+                false,
+            ),
+            tool(
+                "listTimeEntries",
+                "List employee clock-in and clock-out time entries.",
+                true,
+            ),
+        ],
+    )));
+    let refs = [&idx];
+    let r = rank_all(
+        &refs,
+        "hi, could you please help me out with this one? thanks so much!",
+    );
+    assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
+    assert!(
+        r.analysis.ignored.iter().any(|w| w == "out"),
+        "{:?}",
+        r.analysis
+    );
+    // After a verb of content, the particle stays the verb's word.
+    let r = rank_all(&refs, "mark it out of stock");
+    assert_eq!(hit_names(&refs, &r).first(), Some(&"updateItemStock"));
+    let r = rank_all(&refs, "block her off");
+    assert!(
+        !r.analysis.ignored.iter().any(|w| w == "off"),
+        "{:?}",
+        r.analysis
+    );
+}
