@@ -226,6 +226,7 @@ const QUERY_VERB_BEFORE_OBJECT: &[(&str, Op)] = &[
     ("star", Op::Write),
     ("pin", Op::Write),
     ("log", Op::Write),
+    ("record", Op::Write),
     ("set", Op::Write),
     ("start", Op::Write),
     ("stop", Op::Write),
@@ -454,6 +455,7 @@ const CHANGES: &[(Change, &[&str])] = &[
             "schedule",
             "book",
             "log",
+            "record",
             "deploy",
             "redeploy",
             "release",
@@ -1136,6 +1138,8 @@ mod tests {
         assert_eq!(query_op("check the status of the nightly build"), Op::Read);
         assert_eq!(query_op("schedule for monday"), Op::Unknown);
         assert_eq!(query_op("set the env variable on my project"), Op::Write);
+        assert_eq!(query_op("record a payment from the tenant"), Op::Write);
+        assert_eq!(query_op("records of the tenant"), Op::Unknown);
         // Everyday verbs that are nouns or adjectives as often.
         assert_eq!(query_op("increase the memory limit to 2 GB"), Op::Write);
         assert_eq!(query_op("increase in 5xx since the deploy"), Op::Unknown);

@@ -1044,6 +1044,11 @@ fn a_name_led_by_a_verb_of_a_kind_or_of_no_particular_kind_answers_changes() {
         ),
         ("tag_contact", "Tag a contact.", "add a tag to the contact"),
         (
+            "record_lease_payment",
+            "Record a rent payment received from a tenant.",
+            "log the rent payment from the tenant",
+        ),
+        (
             "comment_on_ticket",
             "Comment on a ticket.",
             "add a comment to the ticket",
