@@ -265,6 +265,27 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
                 text,
             });
         }
+        // "Where is my package", "where are the trucks": the question asks
+        // for a location, where some catalog knows the word ("…the
+        // current GPS location of vehicles").
+        let asks_where = simple[i] == Some("where")
+            && (i == 0 || word.after_break || simple[i - 1].is_some_and(is_stopword))
+            && simple
+                .get(i + 1)
+                .copied()
+                .flatten()
+                .is_some_and(|w| matches!(w, "is" | "are" | "s" | "was" | "were"));
+        let location = stem("location");
+        if asks_where && known_id(indexes, &location).is_some() {
+            let text = location.into_owned();
+            raw.push(QTerm {
+                part,
+                kind: TermKind::Scored,
+                shared: shared_find(&text, term_hash(&text)),
+                surface: "where".to_owned(),
+                text,
+            });
+        }
         if tells {
             let text = "send".to_owned();
             raw.push(QTerm {

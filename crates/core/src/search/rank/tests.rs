@@ -2346,3 +2346,33 @@ fn help_me_out_is_only_function_words() {
         r.analysis
     );
 }
+
+#[test]
+fn where_is_asks_for_a_location() {
+    let idx = CatalogIndex::build(Arc::new(Catalog::new(
+        "fleet",
+        vec![
+            tool(
+                "list_drivers",
+                "List drivers in the fleet with their phone number and assigned vehicle.",
+                true,
+            ),
+            tool(
+                "get_vehicle_stats",
+                "Get fuel level, odometer and fault codes of a vehicle and its driver.",
+                true,
+            ),
+            tool(
+                "get_positions",
+                "Get the current GPS location and speed of each vehicle.",
+                true,
+            ),
+        ],
+    )));
+    let refs = [&idx];
+    let r = rank_all(&refs, "where is the driver's vehicle right now?");
+    assert_eq!(hit_names(&refs, &r).first(), Some(&"get_positions"));
+    // Not a question of place: no location asked.
+    let r = rank_all(&refs, "the driver's vehicle, where fuel is low");
+    assert_ne!(hit_names(&refs, &r).first(), Some(&"get_positions"));
+}
