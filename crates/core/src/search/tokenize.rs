@@ -676,6 +676,9 @@ const SYNONYM_GROUPS: &[SynonymGroup] = &[
     nouns(&["temperature"], &["thermostat"]),
     nouns(&["direction"], &["route"]),
     nouns(&["time"], &["hour", "timesheet"]),
+    nouns(&["vehicle"], &["truck", "van", "car"]),
+    nouns(&["employee"], &["staff", "staffer"]),
+    nouns(&["worker"], &["staff", "staffer"]),
 ];
 
 /// The words a name term is also found by: the other members of its group
@@ -1203,6 +1206,12 @@ mod tests {
         assert!(name_synonyms("applicant").is_empty());
         assert!(prose_synonyms("event").contains(&"meetup".to_owned()));
         assert_eq!(name_synonyms("secret"), ["password", "credential"]);
+        // "trucks" finds vehicles, "staff" employees and workers; a
+        // `list_cars` is no answer to "vehicles".
+        assert!(prose_synonyms("vehicle").contains(&"truck".to_owned()));
+        assert!(name_synonyms("car").is_empty());
+        assert!(prose_synonyms("worker").contains(&"staff".to_owned()));
+        assert!(prose_synonyms("employee").contains(&"staff".to_owned()));
     }
 
     #[test]
