@@ -13,11 +13,16 @@ TOKEN_SECONDS (argv[2], default 3600) so tests can watch a refresh.
 POST /preregister adds a client registered by hand. POST
 /drop-access-tokens forgets the access tokens issued (not the refresh
 tokens). POST /refresh-fails {on} makes every refresh fail with HTTP 500
-while on (the token store is "down"), without spending the refresh token. GET /stats answers counts (registrations, authorizations, code exchanges,
+while on (the token store is "down"), without spending the refresh token.
+POST /refresh-delay {seconds} makes a refresh spend its refresh token at
+once and answer only after that long (a slow token endpoint, so two
+replicas can race with one refresh token). GET /stats answers counts
+(registrations, authorizations, code exchanges,
 refreshes), the resource the last token was issued for, and the last tokens
 issued (so a test can check they appear nowhere they must not).
 """
 
+import asyncio
 import secrets
 import sys
 import time
@@ -41,6 +46,7 @@ TOKEN_SECONDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
 BASE = f"http://127.0.0.1:{PORT}"
 
 REFRESH_FAILS = {"on": False}
+REFRESH_DELAY = {"seconds": 0.0}
 
 STATS = {
     "registrations": 0,
@@ -126,9 +132,12 @@ class AutoConsentProvider:
             STATS["failed_refreshes"] += 1
             raise RuntimeError("the token store is down")
         STATS["refreshes"] += 1
-        # Rotated: the old refresh token is spent.
+        # Rotated: the old refresh token is spent, before a slow answer.
         self.refresh.pop(refresh_token.token, None)
-        return self._issue(client.client_id, scopes or refresh_token.scopes, refresh_token.resource)
+        issued = self._issue(client.client_id, scopes or refresh_token.scopes, refresh_token.resource)
+        if REFRESH_DELAY["seconds"] > 0:
+            await asyncio.sleep(REFRESH_DELAY["seconds"])
+        return issued
 
     async def load_access_token(self, token):
         t = self.access.get(token)
@@ -186,6 +195,12 @@ async def drop_access_tokens(request: Request):
 async def refresh_fails(request: Request):
     REFRESH_FAILS["on"] = bool((await request.json())["on"])
     return JSONResponse(REFRESH_FAILS)
+
+
+@mcp.custom_route("/refresh-delay", methods=["POST"])
+async def refresh_delay(request: Request):
+    REFRESH_DELAY["seconds"] = float((await request.json())["seconds"])
+    return JSONResponse(REFRESH_DELAY)
 
 
 @mcp.custom_route("/preregister", methods=["POST"])

@@ -194,3 +194,103 @@ async fn an_oauth_consent_handed_out_by_one_replica_is_finished_by_the_other() {
     assert!(!err, "{v}");
     assert_eq!(v["subject"], "user-ada", "{v}");
 }
+
+async fn post_peer(peer: &HttpPeer, path: &str, body: Value) {
+    let r = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}{path}", peer.port))
+        .json(&body)
+        .send()
+        .await
+        .expect("peer");
+    assert_eq!(r.status().as_u16(), 200, "{path}");
+}
+
+async fn whoami(client: &Client) -> (Value, bool) {
+    call(
+        client,
+        "call_tool",
+        json!({"address": "notes.whoami", "args": {}}),
+    )
+    .await
+}
+
+/// Two replicas refresh one downstream authorization at once. The
+/// authorization server rotates refresh tokens (a spent one is refused
+/// with `invalid_grant`) and answers the refresh slowly, so the second
+/// replica's refresh is refused while the first one's is still in flight:
+/// the second waits for the tokens the first stores, rather than asking
+/// for a new consent and forgetting the authorization.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_replicas_refreshing_at_once_keep_one_authorization() {
+    let cluster = tokio::task::spawn_blocking(PgCluster::start)
+        .await
+        .expect("cluster");
+    let url = cluster.fresh_database().await;
+    let peer = HttpPeer::start("py_oauth_server.py", &[]).await;
+    let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    let config = format!(
+        "[auth]\nopen = true\n[store]\nurl = \"${{{URL_VAR}}}\"\n\n[[connector]]\nid = \"notes\"\nurl = {}\n[connector.oauth]\n",
+        q(&peer.url())
+    );
+    let env = [(URL_VAR, url.as_str()), ("CONNECTA_VAULT_KEY", key)];
+    let a = Gateway::start_with_env(&config, &env);
+    let b = Gateway::start_with_env(&config, &env);
+    let on_a = connect(&a.url()).await;
+    let on_b = connect(&b.url()).await;
+    let (answer, err) = call(&on_a, "authorize_connector", json!({"connector": "notes"})).await;
+    assert!(!err, "{answer}");
+    let link = answer["authorizationUrl"].as_str().expect("link");
+    assert_eq!(
+        reqwest::get(link).await.expect("consent").status().as_u16(),
+        200
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (v, err) = whoami(&on_b).await;
+        if !err {
+            assert_eq!(v["subject"], "user-ada", "{v}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "B never saw the authorization: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!whoami(&on_a).await.1);
+
+    // Every access token is refused from now on, and a refresh spends its
+    // refresh token at once but answers after 1.5 s.
+    post_peer(&peer, "/drop-access-tokens", json!({})).await;
+    post_peer(&peer, "/refresh-delay", json!({"seconds": 1.5})).await;
+    let first = tokio::spawn(async move {
+        let r = whoami(&on_a).await;
+        (on_a, r)
+    });
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (v, err) = whoami(&on_b).await;
+    assert!(!err, "the replica that lost the race: {v}");
+    assert_eq!(v["subject"], "user-ada", "{v}");
+    let (on_a, (v, err)) = first.await.expect("first call");
+    assert!(!err, "the replica that refreshed: {v}");
+
+    // One refresh was spent, and the authorization is still there for
+    // both: no new consent, no new code exchange.
+    post_peer(&peer, "/refresh-delay", json!({"seconds": 0})).await;
+    let s: Value = reqwest::get(format!("http://127.0.0.1:{}/stats", peer.port))
+        .await
+        .expect("stats")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        (s["exchanges"].as_u64(), s["refreshes"].as_u64()),
+        (Some(1), Some(1)),
+        "{s}"
+    );
+    assert!(!whoami(&on_a).await.1);
+    assert!(!whoami(&on_b).await.1);
+    let (status, err) = call(&on_b, "authorize_connector", json!({"connector": "notes"})).await;
+    assert!(!err, "{status}");
+    assert_eq!(status["status"], "authorized", "{status}");
+}

@@ -45,6 +45,10 @@ const PENDING_TTL_MS: i64 = 10 * 60 * 1000;
 /// Tokens are refreshed this long before the server said they expire (or
 /// halfway through their life, when that is sooner).
 const REFRESH_EARLY_MS: i64 = 60_000;
+/// How long a replica whose refresh was refused as spent waits for the
+/// tokens of another replica that refreshed with the same refresh token,
+/// before it asks for a new consent.
+const ROTATION_WAIT_MS: i64 = 3_000;
 /// Where the authorization server sends the person back.
 pub const CALLBACK_PATH: &str = "/oauth/callback";
 
@@ -487,11 +491,10 @@ impl OAuthCredentials {
                 Ok(t)
             }
             Err(e) if e.is_invalid_grant() || e.is_unknown_client() => {
-                // Another replica may have used (and rotated) the same
-                // refresh token a moment ago: its tokens are the good ones.
-                if let Ok(Some(now)) = self.read::<Tokens>(TOKENS_FIELD).await
-                    && now.access_token != old.access_token
-                {
+                // Another replica may have spent (and rotated) the same
+                // refresh token a moment ago, its answer still on the way:
+                // the tokens it stores are the good ones.
+                if let Some(now) = self.rotated_elsewhere(old).await {
                     return Ok(now);
                 }
                 tracing::warn!(connector = %self.connector, error = %e, "the downstream refused the refresh; a new consent is needed");
@@ -508,6 +511,23 @@ impl OAuthCredentials {
                     "its authorization server could not refresh the token".into(),
                 ))
             }
+        }
+    }
+
+    /// Tokens another replica stored in place of `old` within
+    /// [`ROTATION_WAIT_MS`] (it refreshed with the same refresh token, and
+    /// the authorization server refused this replica's try as spent).
+    async fn rotated_elsewhere(&self, old: &Tokens) -> Option<Tokens> {
+        let deadline = now_ms() + ROTATION_WAIT_MS;
+        loop {
+            match self.read::<Tokens>(TOKENS_FIELD).await {
+                Ok(Some(now)) if now.access_token != old.access_token => return Some(now),
+                Ok(Some(_)) if now_ms() < deadline => {}
+                // Gone (forgotten by a refusal elsewhere), unreadable, or
+                // nothing new in time.
+                _ => return None,
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     }
 
