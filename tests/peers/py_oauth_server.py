@@ -17,7 +17,7 @@ while on (the token store is "down"), without spending the refresh token.
 POST /refresh-delay {seconds} makes a refresh spend its refresh token at
 once and answer only after that long (a slow token endpoint, so two
 replicas can race with one refresh token). GET /stats answers counts
-(registrations, authorizations, code exchanges,
+(registrations, authorizations, code exchanges, refreshes refused as spent,
 refreshes), the resource the last token was issued for, and the last tokens
 issued (so a test can check they appear nowhere they must not).
 """
@@ -55,6 +55,8 @@ STATS = {
     "refreshes": 0,
     "resource": None,
     "failed_refreshes": 0,
+    # Refreshes refused because their refresh token was spent (or unknown).
+    "spent_refreshes": 0,
     # So a test can look for the token where it must never be.
     "last_access_token": None,
     "last_refresh_token": None,
@@ -125,7 +127,10 @@ class AutoConsentProvider:
         return self._issue(client.client_id, authorization_code.scopes, authorization_code.resource)
 
     async def load_refresh_token(self, client, refresh_token):
-        return self.refresh.get(refresh_token)
+        found = self.refresh.get(refresh_token)
+        if found is None:
+            STATS["spent_refreshes"] += 1
+        return found
 
     async def exchange_refresh_token(self, client, refresh_token, scopes):
         if REFRESH_FAILS["on"]:

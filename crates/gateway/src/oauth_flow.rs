@@ -18,7 +18,6 @@
 //! browser (the reason goes to the log), so connector ids cannot be probed.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use connecta_connectors::oauth::{self, ClientCredentials, ServerInfo, Tokens};
@@ -140,8 +139,17 @@ pub struct OAuthCredentials {
     redactor: Redactor,
     /// One refresh or flow start at a time in this process.
     lock: tokio::sync::Mutex<()>,
-    /// The downstream refused the current access token: refresh next time.
-    refused: AtomicBool,
+    /// The access token last handed out here, and the one the downstream
+    /// refused (HTTP 401): that one is refreshed on the next load, and
+    /// tokens another replica stored since are used as they are.
+    given: std::sync::Mutex<Given>,
+}
+
+/// See [`OAuthCredentials::given`].
+#[derive(Default)]
+struct Given {
+    last: Option<String>,
+    refused: Option<String>,
 }
 
 impl OAuthCredentials {
@@ -163,7 +171,7 @@ impl OAuthCredentials {
             keys,
             redactor,
             lock: tokio::sync::Mutex::new(()),
-            refused: AtomicBool::new(false),
+            given: std::sync::Mutex::new(Given::default()),
         }
     }
 
@@ -451,7 +459,7 @@ impl OAuthCredentials {
             self.redactor.add(r);
         }
         self.write(TOKENS_FIELD, &tokens).await.map_err(refuse)?;
-        self.refused.store(false, Ordering::Release);
+        self.given().refused = None;
         tracing::info!(connector = %self.connector, "authorized at the downstream authorization server");
         Ok(())
     }
@@ -493,8 +501,10 @@ impl OAuthCredentials {
             Err(e) if e.is_invalid_grant() || e.is_unknown_client() => {
                 // Another replica may have spent (and rotated) the same
                 // refresh token a moment ago, its answer still on the way:
-                // the tokens it stores are the good ones.
-                if let Some(now) = self.rotated_elsewhere(old).await {
+                // the tokens it stores are the good ones. (A client the
+                // server does not know is no such race.)
+                let wait = e.is_invalid_grant();
+                if let Some(now) = self.rotated_elsewhere(old, wait).await {
                     return Ok(now);
                 }
                 tracing::warn!(connector = %self.connector, error = %e, "the downstream refused the refresh; a new consent is needed");
@@ -514,15 +524,18 @@ impl OAuthCredentials {
         }
     }
 
-    /// Tokens another replica stored in place of `old` within
-    /// [`ROTATION_WAIT_MS`] (it refreshed with the same refresh token, and
-    /// the authorization server refused this replica's try as spent).
-    async fn rotated_elsewhere(&self, old: &Tokens) -> Option<Tokens> {
-        let deadline = now_ms() + ROTATION_WAIT_MS;
+    /// Tokens another replica stored in place of `old`, at once or (when
+    /// `wait`) within [`ROTATION_WAIT_MS`]: it refreshed with the same
+    /// refresh token, and the authorization server refused this replica's
+    /// try as spent.
+    async fn rotated_elsewhere(&self, old: &Tokens, wait: bool) -> Option<Tokens> {
+        let wait = if wait { ROTATION_WAIT_MS } else { 0 };
+        let deadline =
+            tokio::time::Instant::now() + std::time::Duration::from_millis(wait.unsigned_abs());
         loop {
             match self.read::<Tokens>(TOKENS_FIELD).await {
                 Ok(Some(now)) if now.access_token != old.access_token => return Some(now),
-                Ok(Some(_)) if now_ms() < deadline => {}
+                Ok(Some(_)) if tokio::time::Instant::now() < deadline => {}
                 // Gone (forgotten by a refusal elsewhere), unreadable, or
                 // nothing new in time.
                 _ => return None,
@@ -531,8 +544,12 @@ impl OAuthCredentials {
         }
     }
 
+    fn given(&self) -> std::sync::MutexGuard<'_, Given> {
+        self.given.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn usable(&self, t: &Tokens, now: i64) -> bool {
-        !self.refused.load(Ordering::Acquire)
+        self.given().refused.as_deref() != Some(t.access_token.as_str())
             && t.expires_at_ms.is_none_or(|e| {
                 let margin = REFRESH_EARLY_MS.min((e - t.obtained_at_ms).max(0) / 2);
                 e - margin > now
@@ -557,15 +574,14 @@ impl CredentialSource for OAuthCredentials {
                 .read::<Tokens>(TOKENS_FIELD)
                 .await?
                 .ok_or(CredentialUnavailable::NotAuthorized)?;
-            if current.access_token != tokens.access_token && self.usable(&current, now_ms()) {
+            if self.usable(&current, now_ms()) {
                 current
             } else {
-                let t = self.refresh(&current).await?;
-                self.refused.store(false, Ordering::Release);
-                t
+                self.refresh(&current).await?
             }
         };
         self.redactor.add(&tokens.access_token);
+        self.given().last = Some(tokens.access_token.clone());
         Ok(vec![(
             "access_token".to_owned(),
             Secret::new(tokens.access_token),
@@ -573,7 +589,8 @@ impl CredentialSource for OAuthCredentials {
     }
 
     async fn rejected(&self) {
-        self.refused.store(true, Ordering::Release);
+        let mut given = self.given();
+        given.refused = given.last.clone();
     }
 }
 
