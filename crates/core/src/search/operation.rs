@@ -743,6 +743,23 @@ pub(crate) fn is_operation_word(word: &str) -> bool {
         && !QUERY_VERB_BEFORE_OBJECT.iter().any(|&(w, _)| w == word)
 }
 
+/// [`is_operation_word`] for a query term's folded text ("get rid of" is
+/// `delet`, "created" `creat`): the stems of the operation words.
+pub(crate) fn is_operation_stem(term: &str) -> bool {
+    static STEMS: OnceLock<std::collections::HashSet<String>> = OnceLock::new();
+    STEMS
+        .get_or_init(|| {
+            let t = tables();
+            t.name
+                .keys()
+                .chain(t.query_change.keys())
+                .filter(|w| is_operation_word(w))
+                .map(|w| stem(w).into_owned())
+                .collect()
+        })
+        .contains(term)
+}
+
 /// The operation a name leading with a word (as written) does.
 pub(crate) fn name_word_op(word: &str) -> Op {
     name_verb(word).0
@@ -1393,6 +1410,11 @@ mod tests {
         ] {
             assert!(!is_operation_word(word), "{word}");
         }
+        // Stems, for folded and inflected terms.
+        assert!(is_operation_stem(&stem("delete")));
+        assert!(is_operation_stem(&stem("created")));
+        assert!(!is_operation_stem(&stem("release")));
+        assert!(!is_operation_stem(&stem("invoice")));
     }
 
     #[test]

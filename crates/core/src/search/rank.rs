@@ -51,7 +51,8 @@ use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
 use super::operation::{
-    Op, Parts, for_each_part_start, has_several_parts, is_operation_word, query_intent,
+    Op, Parts, for_each_part_start, has_several_parts, is_operation_stem, is_operation_word,
+    query_intent,
 };
 use super::services::{Mention, missing_services, service_mentions};
 use super::tokenize::{
@@ -393,7 +394,12 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             && !word.after_break
             && i > 1
             && simple[i - 1].is_some_and(|w| OBJECT_PRONOUNS.contains(&w))
-            && simple[i - 2].is_some_and(|w| is_stopword(w) || is_context_word(w, None));
+            && simple[i - 2].is_some_and(|w| {
+                // "is it down?": the pronoun is the subject, the particle
+                // the question.
+                (is_stopword(w) || is_context_word(w, None))
+                    && !matches!(w, "is" | "are" | "was" | "were" | "does" | "did")
+            });
         for (t, s) in terms {
             raw.push(QTerm {
                 part,
@@ -438,21 +444,21 @@ fn phrase_terms(indexes: &[&CatalogIndex], words: &[Option<&str>], to: &str) -> 
         )
 }
 
-/// A query word of several pieces that mixes letters and digits, six
-/// characters or more, none of whose pieces with letters a catalog knows:
-/// a record's id ("8xk2Lm" of "tr_8xk2Lm", "5KsDBWseXY6Qeg"), not words.
-/// "ec2", "oauth2" and "2041" are not.
+/// A query word shaped like a record's id: six characters or more,
+/// letters and digits alternating at least twice ("8xk2Lm" of
+/// "tr_8xk2Lm", "550e8400", "5KsDBWseXY6Qeg"), and not a term some
+/// catalog knows. "oauth2", "sha256" and "2041" are words or numbers.
 fn looks_like_identifier(parts: &[(String, String)], known: impl Fn(&str) -> bool) -> bool {
-    let len: usize = parts.iter().map(|(_, s)| s.len()).sum();
-    let has = |f: fn(&u8) -> bool| parts.iter().any(|(_, s)| s.as_bytes().iter().any(f));
-    parts.len() >= 2
-        && len >= 6
-        && has(u8::is_ascii_digit)
-        && has(u8::is_ascii_alphabetic)
-        && parts
-            .iter()
-            .filter(|(t, _)| t.bytes().any(|b| b.is_ascii_alphabetic()))
-            .all(|(t, _)| !known(t))
+    let whole: String = parts.iter().map(|(_, s)| s.as_str()).collect();
+    if whole.len() < 6 || !whole.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return false;
+    }
+    let changes = whole
+        .as_bytes()
+        .windows(2)
+        .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
+        .count();
+    changes >= 2 && !known(&whole.to_ascii_lowercase())
 }
 
 /// After "let" or "tell": the caller, or a question, is told nothing to
@@ -870,7 +876,14 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
     let operation_words: u32 = (0..terms.len())
         .filter(|&k| {
             let term = &raw[terms[k]];
-            is_operation_word(&term.surface) || is_operation_word(&term.text)
+            let surface = term.surface.as_str();
+            // A folded term ("tell" is `send`, "get rid of" `delet`) or a
+            // verb's -ed/-ing form ("created") is asked by its stem; a
+            // plural ("refunds") is a noun.
+            let folded = stem(surface) != term.text.as_str()
+                || surface.ends_with("ed")
+                || surface.ends_with("ing");
+            is_operation_word(surface) || (folded && is_operation_stem(&term.text))
         })
         .fold(0, |m, k| m | 1 << k);
     // Services the query names that no catalog here knows: unless the
@@ -986,6 +999,12 @@ pub fn rank(indexes: &[&CatalogIndex], q: &SearchQuery<'_>, window: usize) -> Ra
                     list.push(raw[i].surface.clone());
                 }
             }
+            // A word that made two terms ("text" is `send` too; "where"
+            // asks for `location`) is represented when either matched, and
+            // is ignored only when neither is scored.
+            a.unmatched.retain(|w| !a.represented.contains(w));
+            a.ignored
+                .retain(|w| !a.represented.contains(w) && !a.unmatched.contains(w));
             a
         } else {
             QueryAnalysis::default()

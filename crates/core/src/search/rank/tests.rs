@@ -1028,6 +1028,31 @@ fn texting_someone_is_sending_them_an_sms() {
     // A noun "text" asks to send nothing: the words alone are weaker
     // evidence.
     let score = |q| rank_all(&refs, q).hits.first().map_or(0.0, |h| h.score);
+    // A word that made two terms is reported once: represented when
+    // either term matched.
+    let deliver = CatalogIndex::build(Arc::new(Catalog::new(
+        "sms",
+        vec![
+            tool(
+                "deliverSms",
+                "Deliver an SMS text message with a code to a customer.",
+                false,
+            ),
+            tool("get_customer", "Get a customer's phone number.", true),
+        ],
+    )));
+    let r = rank_all(&[&deliver], "please text the customer their sms code");
+    assert_eq!(r.mode, MatchMode::Partial, "{:?}", r.hits);
+    assert!(
+        r.analysis.represented.iter().any(|w| w == "text"),
+        "{:?}",
+        r.analysis
+    );
+    assert!(
+        !r.analysis.unmatched.iter().any(|w| w == "text"),
+        "{:?}",
+        r.analysis
+    );
     let verb = score("please text the customer");
     for noun in ["the text the customer wrote", "a text the customer sent"] {
         assert!(score(noun) < verb, "{noun}: {} / {verb}", score(noun));
@@ -2285,20 +2310,28 @@ fn a_verb_opening_a_name_makes_the_words_after_it_its_object() {
 
 #[test]
 fn a_record_id_is_a_value_not_words() {
-    let known = |t: &str| ["ec", "oauth", "inv", "payment", "v"].contains(&t);
+    // A large catalog knows short pieces of ids ("db", "pr", "id").
+    let known = |t: &str| ["ec2", "oauth2", "db", "databas", "pr", "id", "ks"].contains(&t);
     let looks = |w: &str| {
         // The last word: "_" and "-" separate words of a query.
         let words = query_words(w);
         looks_like_identifier(&words[words.len() - 1].parts, known)
     };
-    for id in ["tr_8xk2Lm", "5KsDBWseXY6QegucYAoacS", "cus_9fQ2xZ"] {
+    for id in [
+        "tr_8xk2Lm",
+        "tr_8xk2lm",
+        "5KsDBWseXY6QegucYAoacS",
+        "cus_9fQ2xZ",
+        "550e8400",
+        "3f2a9c1e",
+    ] {
         assert!(looks(id), "{id}: {:?}", query_words(id));
     }
-    // Known words with a number, short tokens, and words without digits
-    // are words.
+    // Words with a number, known terms, short tokens, and numbers.
     for word in [
         "ec2",
         "oauth2",
+        "sha256",
         "INV-2041",
         "payment_v2",
         "getUserById",
@@ -2345,6 +2378,9 @@ fn help_me_out_is_only_function_words() {
         "{:?}",
         r.analysis
     );
+    // After a copula the pronoun is the subject: "out" is asked.
+    let r = rank_all(&refs, "is it out?");
+    assert_ne!(r.mode, MatchMode::None, "{:?}", r.analysis);
 }
 
 #[test]
