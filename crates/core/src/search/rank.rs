@@ -234,13 +234,17 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             // "Tell the difference", "tell the status of…": what is told
             // is a question's answer, to the caller.
             Some("tell") => {
-                addressee.is_some()
-                    && !(simple[i + 1].is_some_and(|w| ARTICLES.contains(&w))
-                        && simple
-                            .get(i + 2)
-                            .copied()
-                            .flatten()
-                            .is_some_and(|w| TOLD_ABOUT.contains(&w)))
+                let told_about = simple[i + 1].is_some_and(|w| ARTICLES.contains(&w))
+                    && simple
+                        .get(i + 2)
+                        .copied()
+                        .flatten()
+                        .is_some_and(|w| TOLD_ABOUT.contains(&w));
+                // "Tell the results to the customer" names whom.
+                let to_someone = (i + 3..(i + 9).min(words.len()))
+                    .take_while(|&j| !words[j].after_break)
+                    .any(|j| simple[j] == Some("to"));
+                addressee.is_some() && (!told_about || to_someone)
             }
             _ => false,
         };

@@ -968,6 +968,8 @@ fn letting_someone_know_is_sending_them_word() {
         names("tell the Telegram group the release is out"),
         ["send_message"]
     );
+    let found = names("tell the status to everyone in the Telegram group");
+    assert_eq!(found.first(), Some(&"send_message"), "{found:?}");
     // Told to the caller, or about a question, it asks to read.
     for query in [
         "let me know who the members of the group are",
