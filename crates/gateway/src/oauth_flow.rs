@@ -47,7 +47,7 @@ const REFRESH_EARLY_MS: i64 = 60_000;
 /// How long a replica whose refresh was refused as spent waits for the
 /// tokens of another replica that refreshed with the same refresh token,
 /// before it asks for a new consent.
-const ROTATION_WAIT_MS: i64 = 3_000;
+const ROTATION_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// Where the authorization server sends the person back.
 pub const CALLBACK_PATH: &str = "/oauth/callback";
 
@@ -139,17 +139,25 @@ pub struct OAuthCredentials {
     redactor: Redactor,
     /// One refresh or flow start at a time in this process.
     lock: tokio::sync::Mutex<()>,
-    /// The access token last handed out here, and the one the downstream
-    /// refused (HTTP 401): that one is refreshed on the next load, and
-    /// tokens another replica stored since are used as they are.
+    /// Fingerprints of the access token last handed out here and of the
+    /// one the downstream refused (HTTP 401): that one is refreshed on the
+    /// next load, and tokens another replica stored since are used as
+    /// they are.
     given: std::sync::Mutex<Given>,
 }
 
-/// See [`OAuthCredentials::given`].
+/// See [`OAuthCredentials::given`]: no copy of a token, only its hash.
 #[derive(Default)]
 struct Given {
-    last: Option<String>,
-    refused: Option<String>,
+    last: Option<u64>,
+    refused: Option<u64>,
+}
+
+fn fingerprint(access_token: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    access_token.hash(&mut h);
+    h.finish()
 }
 
 impl OAuthCredentials {
@@ -525,13 +533,16 @@ impl OAuthCredentials {
     }
 
     /// Tokens another replica stored in place of `old`, at once or (when
-    /// `wait`) within [`ROTATION_WAIT_MS`]: it refreshed with the same
-    /// refresh token, and the authorization server refused this replica's
-    /// try as spent.
+    /// `wait`) within [`ROTATION_WAIT`]: it refreshed with the same refresh
+    /// token, and the authorization server refused this replica's try as
+    /// spent.
     async fn rotated_elsewhere(&self, old: &Tokens, wait: bool) -> Option<Tokens> {
-        let wait = if wait { ROTATION_WAIT_MS } else { 0 };
-        let deadline =
-            tokio::time::Instant::now() + std::time::Duration::from_millis(wait.unsigned_abs());
+        let deadline = tokio::time::Instant::now()
+            + if wait {
+                ROTATION_WAIT
+            } else {
+                Default::default()
+            };
         loop {
             match self.read::<Tokens>(TOKENS_FIELD).await {
                 Ok(Some(now)) if now.access_token != old.access_token => return Some(now),
@@ -549,7 +560,7 @@ impl OAuthCredentials {
     }
 
     fn usable(&self, t: &Tokens, now: i64) -> bool {
-        self.given().refused.as_deref() != Some(t.access_token.as_str())
+        self.given().refused != Some(fingerprint(&t.access_token))
             && t.expires_at_ms.is_none_or(|e| {
                 let margin = REFRESH_EARLY_MS.min((e - t.obtained_at_ms).max(0) / 2);
                 e - margin > now
@@ -581,7 +592,7 @@ impl CredentialSource for OAuthCredentials {
             }
         };
         self.redactor.add(&tokens.access_token);
-        self.given().last = Some(tokens.access_token.clone());
+        self.given().last = Some(fingerprint(&tokens.access_token));
         Ok(vec![(
             "access_token".to_owned(),
             Secret::new(tokens.access_token),
@@ -590,7 +601,7 @@ impl CredentialSource for OAuthCredentials {
 
     async fn rejected(&self) {
         let mut given = self.given();
-        given.refused = given.last.clone();
+        given.refused = given.last;
     }
 }
 
@@ -613,4 +624,69 @@ pub async fn complete_callback(
         }
     }
     Err(CallbackRefusal("no connector holds this state".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::KeyLocation;
+    use connecta_store::SqliteStore;
+
+    fn tokens(access: &str) -> Tokens {
+        Tokens {
+            access_token: access.into(),
+            refresh_token: Some(format!("refresh-{access}")),
+            expires_at_ms: None,
+            scope: None,
+            obtained_at_ms: now_ms(),
+        }
+    }
+
+    async fn load(source: &OAuthCredentials) -> Result<String, CredentialUnavailable> {
+        Ok(source.load().await?[0].1.expose().to_owned())
+    }
+
+    /// A 401 marks the access token that was refused, not the connector:
+    /// tokens another replica stored meanwhile are used as they are, and
+    /// only the refused one is refreshed (here there is no registration,
+    /// so a refresh ends in `NotAuthorized`).
+    #[tokio::test]
+    async fn a_refusal_marks_the_refused_token_not_the_connector() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).await.expect("store"));
+        let keys = Arc::new(KeyCache::new(KeyLocation {
+            env: None,
+            file: dir.path().join("vault.key"),
+        }));
+        let source = OAuthCredentials::new(
+            "notes",
+            ConnectorOAuth::default(),
+            "http://127.0.0.1:9/mcp",
+            "http://127.0.0.1:8787",
+            store,
+            keys,
+            Redactor::default(),
+        );
+        source
+            .write(TOKENS_FIELD, &tokens("first"))
+            .await
+            .expect("write");
+        assert_eq!(load(&source).await.expect("first"), "first");
+
+        // Another replica stored new tokens; then the downstream refused
+        // the first (a 401 that was in flight).
+        source
+            .write(TOKENS_FIELD, &tokens("second"))
+            .await
+            .expect("write");
+        source.rejected().await;
+        assert_eq!(load(&source).await.expect("second"), "second");
+
+        // The second refused in its turn: it is refreshed, not used.
+        source.rejected().await;
+        assert_eq!(
+            load(&source).await,
+            Err(CredentialUnavailable::NotAuthorized)
+        );
+    }
 }
