@@ -85,7 +85,12 @@ const WH_WORDS: &[&str] = &[
 const COPULAS: &[&str] = &["is", "are", "was", "were", "does", "did"];
 
 fn is_question_word(word: &str) -> bool {
-    WH_WORDS.contains(&word) || COPULAS.contains(&word)
+    WH_WORDS.contains(&word) || is_copula(word)
+}
+
+/// "is", "are", "was", "were", "does", "did".
+pub(crate) fn is_copula(word: &str) -> bool {
+    COPULAS.contains(&word)
 }
 
 /// Read verbs of names only. In a query, `get` has a second sense ("get a
@@ -259,6 +264,12 @@ const OBJECT_OPENERS: &[&str] = &[
     "several", "multiple",
 ];
 
+/// An article, possessive or object pronoun: a noun phrase (an object)
+/// starts here ([`OBJECT_OPENERS`]).
+pub(crate) fn is_object_opener(word: &str) -> bool {
+    OBJECT_OPENERS.contains(&word)
+}
+
 /// Words between clauses: each clause needs its own leading verb.
 const CONJUNCTIONS: &[&str] = &["and", "then", "also", "plus", "or", "after", "before"];
 
@@ -298,7 +309,6 @@ pub(crate) enum Parts {
 pub(crate) fn for_each_part_start(query: &str, parts: Parts, mut f: impl FnMut(bool)) {
     let mut words: Vec<(&str, &str)> = Vec::new();
     for_each_word_with_gap(query, |w, gap| words.push((w, gap)));
-    let lower: Vec<String> = words.iter().map(|(w, _)| w.to_ascii_lowercase()).collect();
     let joins = match parts {
         Parts::Listed => CONJUNCTIONS,
         Parts::Joined => REQUEST_JOINS,
@@ -318,9 +328,9 @@ pub(crate) fn for_each_part_start(query: &str, parts: Parts, mut f: impl FnMut(b
         let listed = gap.contains(',')
             && !in_number
             && (parts == Parts::Listed || {
-                let word = lower[i].as_str();
-                !is_question_word(word)
-                    && opening_op(word, lower.get(i + 1).map(String::as_str)) != Op::Unknown
+                let word = w.to_ascii_lowercase();
+                let next = words.get(i + 1).map(|(n, _)| n.to_ascii_lowercase());
+                !is_question_word(&word) && opening_op(&word, next.as_deref()) != Op::Unknown
             });
         f((gap.contains(';') || listed)
             || gap.trim() == "&" && gap.len() > 1

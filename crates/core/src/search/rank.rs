@@ -51,8 +51,8 @@ use crate::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
 use super::operation::{
-    Op, Parts, for_each_part_start, has_several_parts, is_operation_stem, is_operation_word,
-    query_intent,
+    Op, Parts, for_each_part_start, has_several_parts, is_copula, is_object_opener,
+    is_operation_stem, is_operation_word, query_intent,
 };
 use super::services::{Mention, missing_services, service_mentions};
 use super::tokenize::{
@@ -254,21 +254,18 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
         let texts = simple[i] == Some("text")
             && (i == 0
                 || word.after_break
-                || simple[i - 1].is_some_and(|w| is_stopword(w) && !DETERMINERS.contains(&w)))
+                || simple[i - 1].is_some_and(|w| is_stopword(w) && !is_object_opener(w)))
             && words
                 .get(i + 1)
                 .filter(|next| !next.after_break)
                 .and_then(|_| simple[i + 1])
-                .is_some_and(|w| TEXTED.contains(&w));
+                .is_some_and(|w| {
+                    is_object_opener(w)
+                        || OBJECT_PRONOUNS.contains(&w)
+                        || matches!(w, "everyone" | "everybody")
+                });
         if texts {
-            let text = "send".to_owned();
-            raw.push(QTerm {
-                part,
-                kind: TermKind::Scored,
-                shared: shared_find(&text, term_hash(&text)),
-                surface: "text".to_owned(),
-                text,
-            });
+            raw.push(implied_term(part, "send".to_owned(), "text"));
         }
         // "Where is my package", "where are the trucks": the question asks
         // for a location, where some catalog knows the word ("…the
@@ -279,27 +276,19 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
                 .get(i + 1)
                 .copied()
                 .flatten()
-                .is_some_and(|w| matches!(w, "is" | "are" | "s" | "was" | "were"));
-        let location = stem("location");
-        if asks_where && known_id(indexes, &location).is_some() {
-            let text = location.into_owned();
-            raw.push(QTerm {
-                part,
-                kind: TermKind::Scored,
-                shared: shared_find(&text, term_hash(&text)),
-                surface: "where".to_owned(),
-                text,
-            });
+                .is_some_and(|w| w == "s" || is_copula(w));
+        if asks_where {
+            let location = stem("location").into_owned();
+            if known_id(indexes, &location).is_some() {
+                raw.push(implied_term(part, location, "where"));
+            }
         }
         if tells {
-            let text = "send".to_owned();
-            raw.push(QTerm {
+            raw.push(implied_term(
                 part,
-                kind: TermKind::Scored,
-                shared: shared_find(&text, term_hash(&text)),
-                surface: simple[i].unwrap_or_default().to_owned(),
-                text,
-            });
+                "send".to_owned(),
+                simple[i].unwrap_or_default(),
+            ));
             continue;
         }
         // A phrasal verb is one term: "get rid of" is `delete` (unless a
@@ -401,8 +390,7 @@ fn query_terms(query: &str, indexes: &[&CatalogIndex]) -> Vec<QTerm> {
             && simple[i - 2].is_some_and(|w| {
                 // "is it down?": the pronoun is the subject, the particle
                 // the question.
-                (is_stopword(w) || is_context_word(w, None))
-                    && !matches!(w, "is" | "are" | "was" | "were" | "does" | "did")
+                (is_stopword(w) || is_context_word(w, None)) && !is_copula(w)
             });
         for (t, s) in terms {
             raw.push(QTerm {
@@ -453,48 +441,36 @@ fn phrase_terms(indexes: &[&CatalogIndex], words: &[Option<&str>], to: &str) -> 
 /// "tr_8xk2Lm", "550e8400", "5KsDBWseXY6Qeg"), and not a term some
 /// catalog knows. "oauth2", "sha256" and "2041" are words or numbers.
 fn looks_like_identifier(parts: &[(String, String)], known: impl Fn(&str) -> bool) -> bool {
-    let whole: String = parts.iter().map(|(_, s)| s.as_str()).collect();
-    if whole.len() < 6 || !whole.bytes().all(|b| b.is_ascii_alphanumeric()) {
+    let bytes = || parts.iter().flat_map(|(_, s)| s.bytes());
+    if bytes().count() < 6 || !bytes().all(|b| b.is_ascii_alphanumeric()) {
         return false;
     }
-    let changes = whole
-        .as_bytes()
-        .windows(2)
-        .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
+    let changes = bytes()
+        .zip(bytes().skip(1))
+        .filter(|(a, b)| a.is_ascii_digit() != b.is_ascii_digit())
         .count();
-    changes >= 2 && !known(&whole.to_ascii_lowercase())
+    changes >= 2 && {
+        let whole: String = parts.iter().map(|(_, s)| s.to_ascii_lowercase()).collect();
+        !known(&whole)
+    }
+}
+
+/// A scored term the query implies by a word (`send` for "tell" or
+/// "text", `location` for "where is"), reported as that word.
+fn implied_term(part: u8, text: String, surface: &str) -> QTerm {
+    QTerm {
+        part,
+        kind: TermKind::Scored,
+        shared: shared_find(&text, term_hash(&text)),
+        surface: surface.to_owned(),
+        text,
+    }
 }
 
 /// After "let" or "tell": the caller, or a question, is told nothing to
 /// send ("let me know", "tell us", "tell which…").
 const SELF_OR_QUESTION: &[&str] = &[
     "me", "us", "which", "what", "who", "whose", "how", "if", "whether", "when", "where", "why",
-];
-
-/// Whom "text …" addresses when it is a verb: an article or possessive
-/// before a person, or a pronoun ("text the customer", "text me").
-const TEXTED: &[&str] = &[
-    "the",
-    "a",
-    "my",
-    "our",
-    "your",
-    "their",
-    "his",
-    "her",
-    "me",
-    "him",
-    "them",
-    "us",
-    "everyone",
-    "everybody",
-    "all",
-];
-
-/// Words before a noun: "the text", "her text" is a message, not a verb.
-const DETERMINERS: &[&str] = &[
-    "the", "a", "an", "this", "that", "these", "those", "my", "our", "your", "their", "his", "her",
-    "its", "any", "some", "each", "every", "no",
 ];
 
 /// What "tell the …" tells the caller rather than someone else.
