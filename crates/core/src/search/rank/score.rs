@@ -716,12 +716,11 @@ impl Scratch {
         // "which invoices are open" is `list_invoices` (the word in its
         // name) before a tool whose description lists "open" among its
         // filters, though "open" is the rarer word.
-        // The cut keeps its bar: a rescued match covers too little of
-        // the query to raise it over matches that were plausible before.
         if found.plausible > 0 {
             let bar = found.best_base;
             for c in self.doubtful.iter().filter(|c| c.base > bar) {
                 found.plausible += 1;
+                found.best_base = found.best_base.max(c.base);
                 self.pending.push(*c);
             }
         }

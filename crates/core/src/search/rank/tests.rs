@@ -639,8 +639,7 @@ fn a_match_whose_evidence_beats_a_plausible_one_is_plausible_too() {
         Some("billing.list_invoices"),
         "{found:?}"
     );
-    // The rescue does not raise the bar of the cut: the match that was
-    // plausible before stays an answer.
+    // The match that was plausible before stays an answer beside it.
     assert!(
         found.iter().any(|a| a == "code.list_pull_requests"),
         "{found:?}"
