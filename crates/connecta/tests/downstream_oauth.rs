@@ -25,24 +25,6 @@ fn oauth_connector(peer: &HttpPeer) -> String {
     )
 }
 
-async fn stats(peer: &HttpPeer) -> Value {
-    reqwest::get(format!("http://127.0.0.1:{}/stats", peer.port))
-        .await
-        .expect("stats")
-        .json()
-        .await
-        .expect("json")
-}
-
-async fn whoami(client: &Client) -> (Value, bool) {
-    call(
-        client,
-        "call_tool",
-        json!({"address": "notes.whoami", "args": {}}),
-    )
-    .await
-}
-
 /// `authorize_connector`'s answer, which must not be an error.
 async fn authorize(client: &Client, force: bool) -> Value {
     let (v, is_error) = call(
@@ -128,7 +110,7 @@ async fn an_agent_gets_a_consent_link_and_calls_work_once_a_person_consents() {
     // Asking again hands out the same link, without a new registration.
     let again = authorize(&client, false).await;
     assert_eq!(again["authorizationUrl"], first["authorizationUrl"]);
-    assert_eq!(stats(&peer).await["registrations"], 1);
+    assert_eq!(peer.stats().await["registrations"], 1);
 
     let (status, page) = consent(&url).await;
     assert_eq!(status, 200, "{page}");
@@ -137,7 +119,7 @@ async fn an_agent_gets_a_consent_link_and_calls_work_once_a_person_consents() {
     let (v, is_error) = whoami(&client).await;
     assert!(!is_error, "{v}");
     assert_eq!(v["subject"], "user-ada", "{v}");
-    let s = stats(&peer).await;
+    let s = peer.stats().await;
     assert_eq!(
         (s["exchanges"].as_u64(), s["refreshes"].as_u64()),
         (Some(1), Some(0))
@@ -164,15 +146,10 @@ async fn an_agent_gets_a_consent_link_and_calls_work_once_a_person_consents() {
 
     // A refused access token (the server forgot it; the refresh token is
     // still good) costs the agent nothing: refreshed, and the call made again.
-    let dropped = reqwest::Client::new()
-        .post(format!("http://127.0.0.1:{}/drop-access-tokens", peer.port))
-        .send()
-        .await
-        .expect("drop");
-    assert_eq!(dropped.status().as_u16(), 200);
+    peer.post("/drop-access-tokens", json!({})).await;
     let (v, is_error) = whoami(&client).await;
     assert!(!is_error, "a refused token failed the call: {v}");
-    assert_eq!(stats(&peer).await["refreshes"], 1);
+    assert_eq!(peer.stats().await["refreshes"], 1);
 
     // The authorization serves every caller: an agent cannot replace a
     // working one, even with force.
@@ -204,7 +181,7 @@ async fn an_agent_gets_a_consent_link_and_calls_work_once_a_person_consents() {
         "the link is still offered"
     );
     assert_eq!(
-        stats(&peer).await["registrations"],
+        peer.stats().await["registrations"],
         1,
         "no new registration"
     );
@@ -213,7 +190,7 @@ async fn an_agent_gets_a_consent_link_and_calls_work_once_a_person_consents() {
     assert!(!whoami(&client).await.1);
 
     // No token anywhere it must not be.
-    let s = stats(&peer).await;
+    let s = peer.stats().await;
     let access = s["last_access_token"].as_str().expect("token").to_owned();
     let refresh = s["last_refresh_token"].as_str().expect("token").to_owned();
     let events = serde_json::to_string(&activity(&gw)).expect("json");
@@ -307,12 +284,12 @@ async fn a_callback_naming_another_issuer_is_refused_and_uses_up_its_state() {
     assert_eq!(status, 400, "{mixed_up}");
     let (_, garbage) = callback(&gw, "?state=not-a-state&code=x").await;
     assert_eq!(mixed_up, garbage);
-    assert_eq!(stats(&peer).await["exchanges"], 0);
+    assert_eq!(peer.stats().await["exchanges"], 0);
     // The state was taken: the same code delivered without the foreign
     // issuer is refused too, and nothing is authorized.
     let (status, page) = callback(&gw, &format!("?code={code}&state={state}")).await;
     assert_eq!(status, 400, "{page}");
-    assert_eq!(stats(&peer).await["exchanges"], 0);
+    assert_eq!(peer.stats().await["exchanges"], 0);
     let (v, is_error) = whoami(&client).await;
     assert!(is_error, "{v}");
     assert_eq!(v["error"]["code"], "auth_required", "{v}");
@@ -325,16 +302,6 @@ async fn a_callback_naming_another_issuer_is_refused_and_uses_up_its_state() {
     assert_eq!(status, 200, "{page}");
     let (v, is_error) = whoami(&client).await;
     assert!(!is_error, "{v}");
-}
-
-async fn post_peer(peer: &HttpPeer, path: &str, body: Value) {
-    let r = reqwest::Client::new()
-        .post(format!("http://127.0.0.1:{}{path}", peer.port))
-        .json(&body)
-        .send()
-        .await
-        .expect("peer");
-    assert_eq!(r.status().as_u16(), 200, "{path}");
 }
 
 #[tokio::test]
@@ -352,22 +319,22 @@ async fn a_refresh_that_fails_for_a_while_keeps_the_authorization() {
     // The access token is refused (the server forgot it) and the token
     // endpoint fails (HTTP 500) while the gateway refreshes: the call is a
     // retryable failure, not a request for a new consent.
-    post_peer(&peer, "/drop-access-tokens", json!({})).await;
-    post_peer(&peer, "/refresh-fails", json!({"on": true})).await;
+    peer.post("/drop-access-tokens", json!({})).await;
+    peer.post("/refresh-fails", json!({"on": true})).await;
     let (v, is_error) = whoami(&client).await;
     assert!(is_error, "{v}");
     assert_ne!(v["error"]["code"], "auth_required", "{v}");
     assert_eq!(v["error"]["retryable"], true, "{v}");
-    assert!(stats(&peer).await["failed_refreshes"].as_u64() >= Some(1));
+    assert!(peer.stats().await["failed_refreshes"].as_u64() >= Some(1));
     let status = authorize(&client, false).await;
     assert_eq!(status["status"], "authorized", "{status}");
 
     // The endpoint is back: the kept refresh token works, with no new
     // consent or code exchange.
-    post_peer(&peer, "/refresh-fails", json!({"on": false})).await;
+    peer.post("/refresh-fails", json!({"on": false})).await;
     let (v, is_error) = whoami(&client).await;
     assert!(!is_error, "{v}");
-    let s = stats(&peer).await;
+    let s = peer.stats().await;
     assert_eq!(
         (s["exchanges"].as_u64(), s["refreshes"].as_u64()),
         (Some(1), Some(1)),
@@ -393,7 +360,7 @@ async fn short_lived_tokens_are_refreshed_and_a_forgetful_server_gets_a_new_cons
         tokio::time::sleep(Duration::from_millis(500)).await;
         let (v, is_error) = whoami(&client).await;
         assert!(!is_error, "{v}");
-        if stats(&peer).await["refreshes"].as_u64() >= Some(2) {
+        if peer.stats().await["refreshes"].as_u64() >= Some(2) {
             break;
         }
         assert!(
@@ -433,7 +400,7 @@ async fn short_lived_tokens_are_refreshed_and_a_forgetful_server_gets_a_new_cons
     assert_eq!(status, 200, "{page}");
     let (v, is_error) = whoami(&client).await;
     assert!(!is_error, "{v}");
-    assert_eq!(stats(&peer).await["registrations"], 1, "registered again");
+    assert_eq!(peer.stats().await["registrations"], 1, "registered again");
     assert!(
         gw.stderr()
             .contains("the downstream refused the refresh; a new consent is needed"),
@@ -481,7 +448,7 @@ async fn a_client_registered_by_hand_authenticates_with_basic() {
     assert!(!is_error, "{v}");
     assert_eq!(v["client"], "by-hand", "{v}");
     assert_eq!(
-        stats(&peer).await["registrations"],
+        peer.stats().await["registrations"],
         0,
         "nothing registered itself"
     );
@@ -520,7 +487,7 @@ async fn a_token_without_the_needed_scope_is_not_refreshed_or_re_consented() {
             .contains("HTTP 403"),
         "{v}"
     );
-    assert_eq!(stats(&peer).await["refreshes"], 0, "a 403 caused a refresh");
+    assert_eq!(peer.stats().await["refreshes"], 0, "a 403 caused a refresh");
     assert_eq!(authorize(&client, false).await["status"], "authorized");
     gw.stop();
 }

@@ -37,6 +37,27 @@ fn cli(gw: &Gateway, url: &str, args: &[&str]) -> (bool, String, String) {
     (status.success(), out, err)
 }
 
+/// A PostgreSQL cluster (kept running while held) and a fresh database's URL.
+async fn database() -> (PgCluster, String) {
+    let cluster = tokio::task::spawn_blocking(PgCluster::start)
+        .await
+        .expect("cluster");
+    let url = cluster.fresh_database().await;
+    (cluster, url)
+}
+
+/// The one vault key every replica of a test shares.
+const VAULT_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+/// A replica's config on the shared database, open, with the OAuth peer
+/// as connector `notes`; `server` is a `[server]` section or nothing.
+fn oauth_config(peer: &HttpPeer, server: &str) -> String {
+    format!(
+        "{server}[auth]\nopen = true\n[store]\nurl = \"${{{URL_VAR}}}\"\n\n[[connector]]\nid = \"notes\"\nurl = {}\n[connector.oauth]\n",
+        q(&peer.url())
+    )
+}
+
 async fn client(gw: &Gateway, token: &str) -> Client {
     connect_with(
         StreamableHttpClientTransportConfig::with_uri(gw.url()).auth_header(token.to_owned()),
@@ -46,10 +67,7 @@ async fn client(gw: &Gateway, token: &str) -> Client {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_replicas_on_one_database_serve_each_other_s_follow_ups() {
-    let cluster = tokio::task::spawn_blocking(PgCluster::start)
-        .await
-        .expect("cluster");
-    let url = cluster.fresh_database().await;
+    let (_cluster, url) = database().await;
     let a = Gateway::start_with_env(&config(), &[(URL_VAR, &url)]);
     let b = Gateway::start_with_env(&config(), &[(URL_VAR, &url)]);
     for gw in [&a, &b] {
@@ -142,25 +160,14 @@ async fn two_replicas_on_one_database_serve_each_other_s_follow_ups() {
 /// the token. One vault key for both, as replicas must have.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_oauth_consent_handed_out_by_one_replica_is_finished_by_the_other() {
-    let cluster = tokio::task::spawn_blocking(PgCluster::start)
-        .await
-        .expect("cluster");
-    let url = cluster.fresh_database().await;
+    let (_cluster, url) = database().await;
     let peer = HttpPeer::start("py_oauth_server.py", &[]).await;
-    let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-    let connector = format!(
-        "[[connector]]\nid = \"notes\"\nurl = {}\n[connector.oauth]\n",
-        q(&peer.url())
-    );
-    let env = [(URL_VAR, url.as_str()), ("CONNECTA_VAULT_KEY", key)];
-    let b = Gateway::start_with_env(
-        &format!("[auth]\nopen = true\n[store]\nurl = \"${{{URL_VAR}}}\"\n\n{connector}"),
-        &env,
-    );
+    let env = [(URL_VAR, url.as_str()), ("CONNECTA_VAULT_KEY", VAULT_KEY)];
+    let b = Gateway::start_with_env(&oauth_config(&peer, ""), &env);
     let a = Gateway::start_with_env(
-        &format!(
-            "[server]\npublic_url = \"http://localhost:{}\"\n[auth]\nopen = true\n[store]\nurl = \"${{{URL_VAR}}}\"\n\n{connector}",
-            b.port
+        &oauth_config(
+            &peer,
+            &format!("[server]\npublic_url = \"http://localhost:{}\"\n", b.port),
         ),
         &env,
     );
@@ -195,25 +202,6 @@ async fn an_oauth_consent_handed_out_by_one_replica_is_finished_by_the_other() {
     assert_eq!(v["subject"], "user-ada", "{v}");
 }
 
-async fn post_peer(peer: &HttpPeer, path: &str, body: Value) {
-    let r = reqwest::Client::new()
-        .post(format!("http://127.0.0.1:{}{path}", peer.port))
-        .json(&body)
-        .send()
-        .await
-        .expect("peer");
-    assert_eq!(r.status().as_u16(), 200, "{path}");
-}
-
-async fn whoami(client: &Client) -> (Value, bool) {
-    call(
-        client,
-        "call_tool",
-        json!({"address": "notes.whoami", "args": {}}),
-    )
-    .await
-}
-
 /// Two replicas refresh one downstream authorization at once. The
 /// authorization server rotates refresh tokens (a spent one is refused
 /// with `invalid_grant`) and answers the refresh slowly, so the second
@@ -222,17 +210,10 @@ async fn whoami(client: &Client) -> (Value, bool) {
 /// for a new consent and forgetting the authorization.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_replicas_refreshing_at_once_keep_one_authorization() {
-    let cluster = tokio::task::spawn_blocking(PgCluster::start)
-        .await
-        .expect("cluster");
-    let url = cluster.fresh_database().await;
+    let (_cluster, url) = database().await;
     let peer = HttpPeer::start("py_oauth_server.py", &[]).await;
-    let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-    let config = format!(
-        "[auth]\nopen = true\n[store]\nurl = \"${{{URL_VAR}}}\"\n\n[[connector]]\nid = \"notes\"\nurl = {}\n[connector.oauth]\n",
-        q(&peer.url())
-    );
-    let env = [(URL_VAR, url.as_str()), ("CONNECTA_VAULT_KEY", key)];
+    let config = oauth_config(&peer, "");
+    let env = [(URL_VAR, url.as_str()), ("CONNECTA_VAULT_KEY", VAULT_KEY)];
     let a = Gateway::start_with_env(&config, &env);
     let b = Gateway::start_with_env(&config, &env);
     let on_a = connect(&a.url()).await;
@@ -261,8 +242,8 @@ async fn two_replicas_refreshing_at_once_keep_one_authorization() {
 
     // Every access token is refused from now on, and a refresh spends its
     // refresh token at once but answers after 1.5 s.
-    post_peer(&peer, "/drop-access-tokens", json!({})).await;
-    post_peer(&peer, "/refresh-delay", json!({"seconds": 1.5})).await;
+    peer.post("/drop-access-tokens", json!({})).await;
+    peer.post("/refresh-delay", json!({"seconds": 1.5})).await;
     let first = tokio::spawn(async move {
         let r = whoami(&on_a).await;
         (on_a, r)
@@ -276,13 +257,8 @@ async fn two_replicas_refreshing_at_once_keep_one_authorization() {
 
     // One refresh was spent, and the authorization is still there for
     // both: no new consent, no new code exchange.
-    post_peer(&peer, "/refresh-delay", json!({"seconds": 0})).await;
-    let s: Value = reqwest::get(format!("http://127.0.0.1:{}/stats", peer.port))
-        .await
-        .expect("stats")
-        .json()
-        .await
-        .expect("json");
+    peer.post("/refresh-delay", json!({"seconds": 0})).await;
+    let s = peer.stats().await;
     // The race happened: the second replica's refresh was refused as
     // spent, once.
     assert_eq!(

@@ -557,6 +557,37 @@ impl HttpPeer {
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}/mcp", self.port)
     }
+
+    /// POST a JSON body to one of the peer's test routes; it must answer 200.
+    pub async fn post(&self, path: &str, body: Value) {
+        let r = reqwest::Client::new()
+            .post(format!("http://127.0.0.1:{}{path}", self.port))
+            .json(&body)
+            .send()
+            .await
+            .expect("peer");
+        assert_eq!(r.status().as_u16(), 200, "{path}");
+    }
+
+    /// The OAuth peer's counters (`GET /stats`).
+    pub async fn stats(&self) -> Value {
+        reqwest::get(format!("http://127.0.0.1:{}/stats", self.port))
+            .await
+            .expect("stats")
+            .json()
+            .await
+            .expect("json")
+    }
+}
+
+/// The OAuth peer's `whoami` through the gateway's `call_tool`.
+pub async fn whoami(client: &Client) -> (Value, bool) {
+    call(
+        client,
+        "call_tool",
+        serde_json::json!({"address": "notes.whoami", "args": {}}),
+    )
+    .await
 }
 
 impl Drop for HttpPeer {
