@@ -2340,6 +2340,14 @@ fn a_record_id_is_a_value_not_words() {
     ] {
         assert!(!looks(word), "{word}");
     }
+    // Through the ranking: the id's pieces are no unmatched words.
+    let idx = CatalogIndex::build(Arc::new(Catalog::new(
+        "cms",
+        vec![tool("get_entry", "Get an entry by its id.", true)],
+    )));
+    let r = rank_all(&[&idx], "pull up entry 5KsDBWseXY6QegucYAoacS zebra");
+    assert_eq!(r.mode, MatchMode::Partial, "{:?}", r.hits);
+    assert_eq!(r.analysis.unmatched, ["zebra"], "{:?}", r.analysis);
 }
 
 #[test]
