@@ -647,6 +647,9 @@ fn a_match_whose_evidence_beats_a_plausible_one_is_plausible_too() {
     // A name carrying only the query's verb is not rescued so.
     let found = run_across(catalogs(), "find merged ones");
     assert_eq!(found, ["code.list_pull_requests"]);
+    // Nor one carrying it inflected: "finding" is the verb `find`.
+    let found = run_across(catalogs(), "finding merged ones");
+    assert_eq!(found, ["code.list_pull_requests"]);
 }
 
 #[test]
