@@ -376,6 +376,31 @@ pub fn evaluate(corpus: &Corpus) -> Report {
     }
 }
 
+/// Several corpora's reports as one: every case of each, scored together
+/// (the figures of a pool of corpora, such as the blind holdouts).
+pub fn pool(name: &str, reports: &[Report]) -> Report {
+    let cases: Vec<Case> = reports.iter().flat_map(|r| r.cases.clone()).collect();
+    let overall = summarize(&cases);
+    let mut categories: BTreeMap<String, Vec<&Case>> = BTreeMap::new();
+    for c in &cases {
+        categories.entry(c.category.clone()).or_default().push(c);
+    }
+    let categories = categories
+        .into_iter()
+        .map(|(k, v)| (k, summarize(v)))
+        .collect();
+    let missed_bars = check_bars(&overall, &cases);
+    Report {
+        corpus: name.to_owned(),
+        tools: reports.iter().map(|r| r.tools).sum(),
+        connectors: reports.iter().map(|r| r.connectors).sum(),
+        overall,
+        categories,
+        cases,
+        missed_bars,
+    }
+}
+
 fn check_bars(s: &Summary, cases: &[Case]) -> Vec<String> {
     let mut missed = Vec::new();
     if let Some(t) = s.top1

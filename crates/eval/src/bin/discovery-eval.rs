@@ -1,32 +1,36 @@
 //! `cargo run -p connecta-eval --bin discovery-eval -- [--json] [--verbose]
-//! [--no-gate] [CORPUS…]`
+//! [--no-gate] [--pool] [CORPUS…]`
 //!
 //! Without paths it evaluates this crate's development corpus (gated) and,
 //! when present, the shared development corpus (`../shared/data/…` next to
 //! the repository), gated too: a two-query check that a tool whose name
 //! the query spells comes first, and alone, beside tools whose boilerplate
 //! descriptions carry every query word. Every corpus named on the command
-//! line is gated. Exits 1 when a gated corpus misses a bar (unless
+//! line is gated. With `--pool`, the corpora named are scored as one
+//! (every query of each together) and only that pooled report is printed
+//! and gated: the way the blind holdouts are measured. Exits 1 when a gated corpus misses a bar (unless
 //! `--no-gate`), 2 on a usage or input error.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use connecta_eval::{evaluate, load, render_markdown};
+use connecta_eval::{evaluate, load, pool, render_markdown};
 
 fn main() -> ExitCode {
     let mut json = false;
     let mut verbose = false;
     let mut gate = true;
+    let mut pooled = false;
     let mut paths: Vec<PathBuf> = Vec::new();
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "--json" => json = true,
             "--verbose" | "-v" => verbose = true,
             "--no-gate" => gate = false,
+            "--pool" => pooled = true,
             "--help" | "-h" => {
                 println!(
-                    "usage: discovery-eval [--json] [--verbose] [--no-gate] [CORPUS.json …]\n\
+                    "usage: discovery-eval [--json] [--verbose] [--no-gate] [--pool] [CORPUS.json …]\n\
                      default corpora: crates/eval/corpus/development.json and, if present, \
                      ../shared/data/discovery-development.json"
                 );
@@ -65,6 +69,10 @@ fn main() -> ExitCode {
             corpus.name = path.display().to_string();
         }
         reports.push(evaluate(&corpus));
+    }
+    if pooled {
+        reports = vec![pool(&format!("{} corpora pooled", reports.len()), &reports)];
+        gated = vec![gated.iter().any(|&g| g)];
     }
     if json {
         match serde_json::to_string_pretty(&reports) {
