@@ -43,7 +43,14 @@ pub fn read(path: &Path) -> Result<Config, LoadError> {
         .with_context(|| format!("could not read {}", path.display()))
         .map_err(LoadError::Other)?;
     let env = process_env;
-    parse_config(&text, &path.display().to_string(), &env).map_err(LoadError::Invalid)
+    let file = path.display().to_string();
+    let config = parse_config(&text, &file, &env).map_err(LoadError::Invalid)?;
+    // What only the search lexicon can say of the operator's search words.
+    let diagnostics = connecta_search::check_search_terms(&config);
+    if !diagnostics.is_empty() {
+        return Err(LoadError::Invalid(ConfigError { file, diagnostics }));
+    }
+    Ok(config)
 }
 
 /// `--config FILE` if given; else `./connecta.toml` if it exists; else the

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use connecta_core::catalog::{Catalog, Schema, ToolDef};
 use connecta_core::policy::Annotations;
-use connecta_core::search::{CatalogIndex, Source, Surface, parse_search_args, search_page};
+use connecta_search::{CatalogIndex, Source, Surface, parse_search_args, search_page};
 
 /// The bars of `PERFORMANCE.md` ("Discovery quality").
 #[derive(Debug, Clone, Copy, Serialize)]

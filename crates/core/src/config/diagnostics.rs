@@ -61,6 +61,11 @@ impl<'a> Sink<'a> {
         }
     }
 
+    /// The 1-based line and column of a byte offset's span.
+    pub(crate) fn position(&self, span: Range<usize>) -> (usize, usize) {
+        line_col(self.text, span.start)
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()
     }

@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use connecta_core::activity::Source;
 use connecta_core::address::format_address;
 use connecta_core::error::{ErrorCode, ToolError, clamp_text};
-use connecta_core::search::{Source as SearchSource, Surface, describe, parse_describe_args};
 use connecta_sandbox::{BindingHost, HostError};
+use connecta_search::{Source as SearchSource, Surface, describe, parse_describe_args};
 use serde_json::{Map, Value, json};
 
 use super::diagnostics::{Diagnostics, Op};

@@ -11,8 +11,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::address::{Address, format_address};
-use crate::error::{MAX_ECHO_BYTES, ToolError, clamp_text};
+use connecta_core::address::{Address, format_address};
+use connecta_core::error::{MAX_ECHO_BYTES, ToolError, clamp_text};
 
 use super::entry::{EntryOptions, Schemas, entry};
 use super::page::check_size;
@@ -196,10 +196,10 @@ fn failed(address: &str, error: ToolError) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::{Catalog, ToolDef};
-    use crate::error::ErrorCode;
-    use crate::policy::Annotations;
-    use crate::search::CatalogIndex;
+    use crate::CatalogIndex;
+    use connecta_core::catalog::{Catalog, ToolDef};
+    use connecta_core::error::ErrorCode;
+    use connecta_core::policy::Annotations;
     use std::sync::Arc;
 
     fn index() -> CatalogIndex {
@@ -209,8 +209,8 @@ mod tests {
                 name: (*n).into(),
                 title: None,
                 description: Some(format!("{n} does things. More.")),
-                input_schema: crate::Schema::from(json!({"type":"object","properties":{"id":{"type":"string"}},"required":["id"]})),
-                output_schema: Some(crate::Schema::from(json!({"type":"object","properties":{"ok":{"type":"boolean"}}}))),
+                input_schema: connecta_core::Schema::from(json!({"type":"object","properties":{"id":{"type":"string"}},"required":["id"]})),
+                output_schema: Some(connecta_core::Schema::from(json!({"type":"object","properties":{"ok":{"type":"boolean"}}}))),
                 annotations: Annotations {
                     read_only_hint: Some(n.starts_with("get") || n.starts_with("list")),
                     ..Annotations::default()

@@ -2,9 +2,9 @@
 //! the safety filter and the window.
 
 use super::*;
-use crate::catalog::{Catalog, ToolDef};
-use crate::policy::Annotations;
-use crate::search::operation::Op;
+use crate::operation::Op;
+use connecta_core::catalog::{Catalog, ToolDef};
+use connecta_core::policy::Annotations;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ fn tool(name: &str, desc: &str, ro: bool) -> ToolDef {
         name: name.into(),
         title: None,
         description: Some(desc.into()),
-        input_schema: crate::Schema::from(json!({"type":"object"})),
+        input_schema: connecta_core::Schema::from(json!({"type":"object"})),
         output_schema: None,
         annotations: Annotations {
             read_only_hint: Some(ro),
@@ -1309,12 +1309,16 @@ fn a_configured_search_term_finds_the_tools_named_with_its_word() {
             ),
         ]
     };
-    let term = |w: &str| crate::search::search_term(w).expect("a word");
     let plain = CatalogIndex::build(Arc::new(Catalog::new("desk", tools())));
     let tuned = CatalogIndex::with_config(
         Arc::new(Catalog::new("desk", tools())),
         None,
-        &[(term("close"), term("update"))],
+        &[connecta_core::config::SearchTerm {
+            query: "close".into(),
+            name: "update".into(),
+            line: 1,
+            column: 1,
+        }],
     );
     let first = |ix: &CatalogIndex, query: &str| {
         let refs = [ix];

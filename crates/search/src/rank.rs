@@ -47,7 +47,7 @@ mod score;
 
 use std::cmp::Ordering;
 
-use crate::policy::Safety;
+use connecta_core::policy::Safety;
 
 use super::index::{CatalogIndex, F_NAME, OPTIONAL_NAME_VERBS};
 use super::operation::{

@@ -28,8 +28,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
 
-use crate::catalog::{Catalog, ToolDef};
-use crate::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
+use connecta_core::catalog::{Catalog, ToolDef};
+use connecta_core::config::SearchTerm;
+use connecta_core::schema::{CompactSchema, SHAPE_CAP_BYTES, render_compact};
 
 use super::operation::{
     Change, Op, first_word_change, lead_verb_only_changes, name_kind, name_verb,
@@ -232,21 +233,23 @@ impl CatalogIndex {
     }
 
     /// Index a catalog with its connector's configured description and
-    /// search terms: each `(query term, name term)` pair (normalized by
-    /// [`super::search_term`]) makes every tool whose name carries the
-    /// name term findable by the query term, as an action synonym is.
+    /// search terms: each entry the lexicon accepts makes every tool whose
+    /// name carries its name word findable by its query word, as an action
+    /// synonym is (entries it refuses were reported by
+    /// [`crate::check_search_terms`] and are left out).
     pub fn with_config(
         catalog: Arc<Catalog>,
         description: Option<&str>,
-        search_terms: &[(String, String)],
+        search_terms: &[SearchTerm],
     ) -> CatalogIndex {
+        let search_terms = crate::terms::normalized(search_terms);
         let n = catalog.len().min(MAX_TOOLS_PER_INDEX);
         let bytes: usize = catalog.tools()[..n]
             .iter()
             .map(|t| t.name.len() + t.description().len())
             .sum();
         let mut builder = Builder::new(n, bytes);
-        for (query_term, name_term) in search_terms {
+        for (query_term, name_term) in &search_terms {
             let words = builder.configured.entry(name_term.clone()).or_default();
             if !words.contains(query_term) {
                 words.push(query_term.clone());
@@ -942,7 +945,7 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Annotations;
+    use connecta_core::policy::Annotations;
     use serde_json::json;
 
     fn tool(name: &str, desc: &str) -> ToolDef {
@@ -950,7 +953,7 @@ mod tests {
             name: name.into(),
             title: None,
             description: Some(desc.into()),
-            input_schema: crate::Schema::from(json!({"type": "object"})),
+            input_schema: connecta_core::Schema::from(json!({"type": "object"})),
             output_schema: None,
             annotations: Annotations::default(),
         }
@@ -1171,7 +1174,7 @@ mod tests {
     #[test]
     fn shapes_are_rendered_once_and_kept() {
         let mut t = tool("a", "");
-        t.output_schema = Some(crate::Schema::from(json!({"type": "string"})));
+        t.output_schema = Some(connecta_core::Schema::from(json!({"type": "string"})));
         let idx = CatalogIndex::build(Arc::new(Catalog::new("c", vec![t, tool("b", "")])));
         let before = idx.heap_bytes();
         let first: *const CompactSchema = idx.compact_input(0);

@@ -2,10 +2,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::Schema;
-use crate::address::format_address;
-use crate::config::Guide;
-use crate::schema::{CompactSchema, object_keys};
+use connecta_core::Schema;
+use connecta_core::address::format_address;
+use connecta_core::config::Guide;
+use connecta_core::schema::{CompactSchema, object_keys};
 
 use super::index::CatalogIndex;
 
@@ -178,7 +178,7 @@ pub(crate) fn shorten(text: &str, max: usize) -> String {
         return out;
     }
     let budget = max.saturating_sub('…'.len_utf8());
-    let mut cut = crate::error::floor_char_boundary(first, budget);
+    let mut cut = connecta_core::error::floor_char_boundary(first, budget);
     if let Some(space) = first[..cut].rfind(' ')
         && space > budget / 2
     {

@@ -1,4 +1,4 @@
-//! Lexical search over every connector's catalog.
+//! connecta's tool search: lexical search over every connector's catalog.
 //!
 //! An index ([`CatalogIndex`]) is built once per catalog fingerprint and
 //! reused across requests; a query is tokenized the same way tool text is
@@ -7,6 +7,7 @@
 //! ([`describe`]). Everything here is pure: the gateway loads catalogs and
 //! caches indexes; this module only computes.
 
+#![forbid(unsafe_code)]
 // `ToolError` is the agent-facing error itself (code, message, nextAction,
 // details), returned once per request, never in a hot loop: boxing it would
 // only add an allocation and an unwrap at every call site in the gateway.
@@ -21,6 +22,7 @@ mod rank;
 mod services;
 mod source;
 mod suggest;
+mod terms;
 mod tokenize;
 mod vocab;
 
@@ -36,4 +38,5 @@ pub use page::{
 };
 pub use rank::{Hit, MatchMode, QueryAnalysis, Ranked, SearchQuery, rank};
 pub use source::Source;
+pub use terms::check_search_terms;
 pub use tokenize::{TermKind, for_each_term, search_term, stem, term_kind, tokenize};

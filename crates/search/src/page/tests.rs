@@ -5,22 +5,22 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::catalog::{Catalog, ToolDef};
-use crate::config::Guide;
-use crate::error::ErrorCode;
-use crate::policy::Annotations;
+use connecta_core::catalog::{Catalog, ToolDef};
+use connecta_core::config::Guide;
+use connecta_core::error::ErrorCode;
+use connecta_core::policy::Annotations;
 
 fn tool(name: &str, desc: &str, ro: Option<bool>) -> ToolDef {
     ToolDef {
         name: name.into(),
         title: None,
         description: Some(desc.into()),
-        input_schema: crate::Schema::from(json!({
+        input_schema: connecta_core::Schema::from(json!({
             "type": "object",
             "properties": {"repo": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
             "required": ["repo"]
         })),
-        output_schema: Some(crate::Schema::from(
+        output_schema: Some(connecta_core::Schema::from(
             json!({"type": "array", "items": {"type": "string"}}),
         )),
         annotations: Annotations {
@@ -414,7 +414,7 @@ fn s3_pages_over_the_ceiling_are_result_too_large_with_a_hint() {
             name: format!("bulk_{i}"),
             title: None,
             description: Some("bulk ".repeat(1000)),
-            input_schema: crate::Schema::from(json!({"type": "object", "properties": {"x": {"type": "string", "description": "y".repeat(3000)}}})),
+            input_schema: connecta_core::Schema::from(json!({"type": "object", "properties": {"x": {"type": "string", "description": "y".repeat(3000)}}})),
             output_schema: None,
             annotations: Annotations::default(),
         })

@@ -8,7 +8,7 @@
 //!   read) but no output shape. `includeSchemas: "compact"` adds the compact
 //!   output shape; `"json"` returns the exact input and output schemas and the
 //!   raw `annotations`. Every match carries `readOnly` (from the one
-//!   predicate, [`crate::policy::is_read_only`]) so the agent knows whether
+//!   predicate, [`connecta_core::policy::is_read_only`]) so the agent knows whether
 //!   `call_tool` or `call_destructive_tool` applies.
 //! - **Descriptions.** Without `fullDescriptions`, a description is its first
 //!   sentence, at most 160 bytes, cut on a word boundary and marked `…`.
@@ -28,8 +28,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::error::{ErrorCode, MAX_ECHO_BYTES, NextAction, ToolError, clamp_text};
-use crate::policy::Safety;
+use connecta_core::error::{ErrorCode, MAX_ECHO_BYTES, NextAction, ToolError, clamp_text};
+use connecta_core::policy::Safety;
 
 use super::entry::{EntryOptions, Schemas, entry};
 use super::index::CatalogIndex;
@@ -231,7 +231,7 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
             hit
         }
     };
-    let mut ready: Vec<(&CatalogIndex, Option<&crate::config::Guide>)> = Vec::new();
+    let mut ready: Vec<(&CatalogIndex, Option<&connecta_core::config::Guide>)> = Vec::new();
     let mut unavailable: Vec<Value> = Vec::new();
     // The words of the failed connectors' ids (`slack-prod` → slack, prod).
     let mut down_words: Vec<String> = Vec::new();
@@ -366,7 +366,7 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
 /// word's parts (`PagerDuty` carries `pagerduty`).
 fn id_words(id: &str) -> Vec<String> {
     let mut words = Vec::new();
-    crate::search::tokenize::for_each_term(id, |_, surface| words.push(surface.to_owned()));
+    crate::tokenize::for_each_term(id, |_, surface| words.push(surface.to_owned()));
     words.extend(
         id.split(|c: char| !c.is_ascii_alphanumeric())
             .map(str::to_ascii_lowercase),

@@ -7,9 +7,9 @@
 
 use std::cell::RefCell;
 
-use crate::policy::Safety;
-use crate::search::index::{CatalogIndex, F_DESC, F_NAME, F_SYN, F_TITLE};
-use crate::search::operation::{Change, Op};
+use crate::index::{CatalogIndex, F_DESC, F_NAME, F_SYN, F_TITLE};
+use crate::operation::{Change, Op};
+use connecta_core::policy::Safety;
 
 use super::{
     BIGRAM_BONUS, COMPLETE_NAME_BONUS, Hit, KEEP_COVERAGE, KEEP_RATIO, MIN_BEST_COVERAGE,

@@ -36,7 +36,7 @@ use serde_json::{Value, json};
 use connecta_core::catalog::{Catalog, Schema, ToolDef};
 use connecta_core::policy::Annotations;
 use connecta_core::schema::{SHAPE_CAP_BYTES, render_compact};
-use connecta_core::search::{
+use connecta_search::{
     CatalogIndex, SearchRequest, Source, Surface, parse_search_args, search_page,
 };
 

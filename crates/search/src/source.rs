@@ -2,8 +2,8 @@
 //! connector in scope, either its ready index (and its guide, if configured)
 //! or the error that kept its catalog from loading.
 
-use crate::config::Guide;
-use crate::error::ToolError;
+use connecta_core::config::Guide;
+use connecta_core::error::ToolError;
 
 use super::index::CatalogIndex;
 
