@@ -46,7 +46,8 @@ pub fn read(path: &Path) -> Result<Config, LoadError> {
     let file = path.display().to_string();
     let config = parse_config(&text, &file, &env).map_err(LoadError::Invalid)?;
     // What only the search lexicon can say of the operator's search words.
-    let diagnostics = connecta_search::check_search_terms(&config);
+    let diagnostics =
+        connecta_search::check_search_terms(&config, connecta_search::Lexicon::current());
     if !diagnostics.is_empty() {
         return Err(LoadError::Invalid(ConfigError { file, diagnostics }));
     }

@@ -1,11 +1,14 @@
 //! connecta's tool search: lexical search over every connector's catalog.
 //!
-//! An index ([`CatalogIndex`]) is built once per catalog fingerprint and
-//! reused across requests; a query is tokenized the same way tool text is
-//! ([`tokenize`]), ranked across the indexes it is given ([`rank`]), and the
-//! ranked list becomes an agent-facing page ([`page`]) or exact descriptions
+//! What it knows of words is data: the [`Lexicon`] (`lexicon.toml`,
+//! compiled in, extended per deployment). An index ([`CatalogIndex`]) is
+//! built once per catalog fingerprint and reused across requests; a query
+//! is analysed once ([`Query::parse`]), ranked in named stages across the
+//! indexes it is given ([`rank`]), and the ranked list becomes an
+//! agent-facing page ([`search_page`]) or exact descriptions
 //! ([`describe`]). Everything here is pure: the gateway loads catalogs and
-//! caches indexes; this module only computes.
+//! caches indexes; this crate only computes (the binary reads a
+//! deployment's lexicon file and installs it).
 
 #![forbid(unsafe_code)]
 // `ToolError` is the agent-facing error itself (code, message, nextAction,
@@ -16,10 +19,11 @@
 mod describe;
 mod entry;
 mod index;
-mod operation;
+mod lexicon;
+mod op;
 mod page;
+mod query;
 mod rank;
-mod services;
 mod source;
 mod suggest;
 mod terms;
@@ -31,12 +35,13 @@ pub use describe::{
 };
 pub use entry::SHORT_DESCRIPTION_BYTES;
 pub use index::CatalogIndex;
-pub use operation::Op;
+pub use lexicon::{BUILTIN as BUILTIN_LEXICON, Lexicon, install as install_lexicon};
+pub use op::Op;
 pub use page::{
     DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE_BYTES, SchemaFormat, SearchRequest, Surface,
     parse_search_args, search_page,
 };
+pub use query::Query;
 pub use rank::{Hit, MatchMode, QueryAnalysis, Ranked, SearchQuery, rank};
 pub use source::Source;
 pub use terms::check_search_terms;
-pub use tokenize::{TermKind, for_each_term, search_term, stem, term_kind, tokenize};

@@ -33,7 +33,7 @@ use connecta_core::policy::Safety;
 
 use super::entry::{EntryOptions, Schemas, entry};
 use super::index::CatalogIndex;
-use super::operation::Op;
+use super::op::Op;
 use super::rank::{MatchMode, QueryAnalysis, SearchQuery, rank};
 use super::source::Source;
 use super::suggest::nearest;
@@ -366,7 +366,9 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
 /// word's parts (`PagerDuty` carries `pagerduty`).
 fn id_words(id: &str) -> Vec<String> {
     let mut words = Vec::new();
-    crate::tokenize::for_each_term(id, |_, surface| words.push(surface.to_owned()));
+    crate::tokenize::for_each_term(crate::lexicon::Lexicon::current(), id, |_, surface| {
+        words.push(surface.to_owned())
+    });
     words.extend(
         id.split(|c: char| !c.is_ascii_alphanumeric())
             .map(str::to_ascii_lowercase),

@@ -8,15 +8,16 @@
 //! match everything. Matching is always whole-term: `issue` and `issues` meet,
 //! `is` and `issue` never do.
 //!
-//! A handful of software abbreviations are expanded on both sides (`repo`,
-//! `PRs`, `db`, `k8s`…). This is normalization of spelling, not a synonym
-//! list: it never relates two different words, only two spellings of one.
+//! Abbreviations the lexicon expands are read as their words on both sides
+//! (`repo`, `PRs`, `db`): spelling, not synonyms.
 //!
-//! Stopwords are conversational function words. They are never scored, but
-//! they stay in the raw token sequence so that an exact tool name such as
+//! Function words (the lexicon's `stop` role) are never scored, but they
+//! stay in the raw token sequence so that an exact tool name such as
 //! `list_all_organizations` is still recognized.
 
 use std::borrow::Cow;
+
+use crate::lexicon::Lexicon;
 
 /// What a query token is used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,14 +27,15 @@ pub enum TermKind {
     /// A number: scored when some tool carries it, never counted as missing
     /// (numbers in queries are usually argument values such as an issue id).
     Soft,
-    /// A conversational function word: ignored for scoring only.
+    /// A function word: ignored for scoring only.
     Stop,
 }
 
 /// Call `f` with every normalized term of `text`, in order, with the
 /// lowercased surface word it came from.
-pub fn for_each_term(text: &str, mut f: impl FnMut(&str, &str)) {
+pub(crate) fn for_each_term(lex: &Lexicon, text: &str, mut f: impl FnMut(&str, &str)) {
     terms(
+        lex,
         &mut Scratch::default(),
         text,
         Compounds::Parts,
@@ -47,6 +49,7 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(&str, &str)) {
 #[cfg(test)]
 pub(crate) fn for_each_index_term(text: &str, mut f: impl FnMut(&str, &str)) {
     terms(
+        Lexicon::builtin(),
         &mut Scratch::default(),
         text,
         Compounds::Both,
@@ -60,6 +63,7 @@ pub(crate) fn for_each_index_term(text: &str, mut f: impl FnMut(&str, &str)) {
 #[cfg(test)]
 pub(crate) fn for_each_prose_term(text: &str, mut f: impl FnMut(&str, &str)) {
     terms(
+        Lexicon::builtin(),
         &mut Scratch::default(),
         text,
         Compounds::Joined,
@@ -91,18 +95,15 @@ pub(crate) struct Scratch {
 /// joined form of a compound (it is never part of a name's term sequence);
 /// `stop` says the term or its surface is a function word (computed here
 /// once per word part, so callers need not look the word up again).
-///
-/// ASCII text (nearly all tool text) takes a byte-level path that allocates
-/// nothing per word; any other text goes through the same rules on `char`s.
-/// Both paths produce identical terms for ASCII input.
 pub(crate) fn terms(
+    lex: &Lexicon,
     s: &mut Scratch,
     text: &str,
     mode: Compounds,
     mut f: impl FnMut(&str, &str, bool, bool),
 ) {
     for_each_word(text, |w| {
-        word(s, w, mode, &mut f);
+        word(lex, s, w, mode, &mut f);
     });
 }
 
@@ -174,14 +175,16 @@ const WORD_BYTE: [bool; 256] = {
 /// this sequence (`Parts`: no joined form; `Joined`: a compound's joined
 /// form only), so callers may cache a word's terms once for every mode.
 pub(crate) fn word_terms(
+    lex: &Lexicon,
     s: &mut Scratch,
     w: &str,
     mut f: impl FnMut(&str, &str, bool, bool),
 ) -> bool {
-    word(s, w, Compounds::Both, &mut f)
+    word(lex, s, w, Compounds::Both, &mut f)
 }
 
 fn word(
+    lex: &Lexicon,
     s: &mut Scratch,
     word: &str,
     mode: Compounds,
@@ -192,7 +195,7 @@ fn word(
     let compound = (2..=3).contains(&parts);
     if mode != Compounds::Parts && compound {
         lowercase_into(&mut s.lower, acronym_singular(word));
-        emit_stemmed(s, f, true, false);
+        emit_stemmed(lex, s, f, true, false);
         if mode == Compounds::Joined {
             return true;
         }
@@ -201,19 +204,20 @@ fn word(
         let start = if p == 0 { 0 } else { s.cuts[p - 1] };
         let end = s.cuts.get(p).copied().unwrap_or(word.len());
         lowercase_into(&mut s.lower, acronym_singular(&word[start..end]));
-        emit_stemmed(s, f, false, true);
+        emit_stemmed(lex, s, f, false, true);
     }
     compound
 }
 
 /// Stem `s.lower` and emit it (expanded, for parts).
 fn emit_stemmed(
+    lex: &Lexicon,
     s: &mut Scratch,
     f: &mut impl FnMut(&str, &str, bool, bool),
     joined: bool,
     expand_abbreviations: bool,
 ) {
-    let surface_stop = is_stopword(&s.lower);
+    let surface_stop = lex.is_stop(&s.lower);
     let (len, y) = stem_parts(&s.lower);
     let term: &str = if y {
         s.stemmed.clear();
@@ -223,11 +227,11 @@ fn emit_stemmed(
     } else {
         &s.lower[..len]
     };
-    let stop = |t: &str| surface_stop || (t.len() != s.lower.len() && is_stopword(t));
-    match expand(term).filter(|_| expand_abbreviations) {
+    let stop = |t: &str| surface_stop || (t.len() != s.lower.len() && lex.is_stop(t));
+    match lex.expansion(term).filter(|_| expand_abbreviations) {
         Some(parts) => {
             for p in parts {
-                f(p, &s.lower, joined, surface_stop || is_stopword(p));
+                f(p, &s.lower, joined, surface_stop || lex.is_stop(p));
             }
         }
         None => f(term, &s.lower, joined, stop(term)),
@@ -247,11 +251,11 @@ fn lowercase_into(out: &mut String, text: &str) {
 /// A configured search word as the index and the ranker see it: its one
 /// normalized term (`"Closing"` → `clos`), or `None` when the text is
 /// empty, more than one term, or a function word.
-pub fn search_term(word: &str) -> Option<String> {
+pub(crate) fn search_term(lex: &Lexicon, word: &str) -> Option<String> {
     let mut terms = Vec::new();
     let mut function_word = false;
-    for_each_term(word, |t, surface| {
-        function_word |= is_stopword(surface) || is_stopword(t);
+    for_each_term(lex, word, |t, surface| {
+        function_word |= lex.is_stop(surface) || lex.is_stop(t);
         terms.push(t.to_owned());
     });
     match terms.as_slice() {
@@ -260,52 +264,22 @@ pub fn search_term(word: &str) -> Option<String> {
     }
 }
 
-/// Split text into normalized terms (convenience over [`for_each_term`]).
-pub fn tokenize(text: &str) -> Vec<String> {
+/// Split text into normalized terms.
+pub(crate) fn tokenize_with(lex: &Lexicon, text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for_each_term(text, |t, _| out.push(t.to_owned()));
+    for_each_term(lex, text, |t, _| out.push(t.to_owned()));
     out
 }
 
-/// One word of a query: its terms, and for a short case-split compound
-/// (`GitHub`) its joined form, which the ranker prefers when some catalog
-/// knows it.
-#[derive(Debug, Clone)]
-pub(crate) struct QueryWord {
-    pub parts: Vec<(String, String)>,
-    pub joined: Option<(String, String)>,
-    /// Something other than white space comes between this word and the
-    /// one before ("front, page").
-    pub after_break: bool,
-}
-
-pub(crate) fn query_words(text: &str) -> Vec<QueryWord> {
-    let mut out = Vec::new();
-    let mut s = Scratch::default();
-    for_each_word_with_gap(text, |w, gap| {
-        let after_break = gap.chars().any(|c| !c.is_whitespace());
-        let mut q = QueryWord {
-            parts: Vec::new(),
-            joined: None,
-            after_break,
-        };
-        word(&mut s, w, Compounds::Both, &mut |t, surface, joined, _| {
-            let pair = (t.to_owned(), surface.to_owned());
-            if joined {
-                q.joined = Some(pair);
-            } else {
-                q.parts.push(pair);
-            }
-        });
-        out.push(q);
-    });
-    out
+/// [`tokenize_with`] the deployment's lexicon.
+pub(crate) fn tokenize(text: &str) -> Vec<String> {
+    tokenize_with(Lexicon::current(), text)
 }
 
 /// The kind of a normalized query term, judged on its surface word so that
-/// stemming cannot turn a stopword into a content word or back.
-pub fn term_kind(term: &str, surface: &str) -> TermKind {
-    if is_stopword(surface) || is_stopword(term) {
+/// stemming cannot turn a function word into a content word or back.
+pub(crate) fn term_kind(lex: &Lexicon, term: &str, surface: &str) -> TermKind {
+    if lex.is_stop(surface) || lex.is_stop(term) {
         TermKind::Stop
     } else if term.bytes().all(|b| b.is_ascii_digit()) {
         TermKind::Soft
@@ -314,116 +288,8 @@ pub fn term_kind(term: &str, surface: &str) -> TermKind {
     }
 }
 
-/// Membership in [`STOPWORDS`]: a word of at most 16 bytes packed into a
-/// `u128` and looked up in a table built at compile time (one or two
-/// probes, no string comparisons).
-pub(crate) fn is_stopword(word: &str) -> bool {
-    let b = word.as_bytes();
-    if b.is_empty() || b.len() > MAX_STOPWORD_LEN {
-        return false;
-    }
-    let mut key = 0u128;
-    for (i, &c) in b.iter().enumerate() {
-        key |= u128::from(c) << (8 * i);
-    }
-    let mut slot = stop_slot(key);
-    loop {
-        match STOP_TABLE[slot] {
-            0 => return false,
-            k if k == key => return true,
-            _ => slot = (slot + 1) % STOP_TABLE.len(),
-        }
-    }
-}
-
-/// The longest stopword (at most 16 bytes, the packed key's size).
-const MAX_STOPWORD_LEN: usize = {
-    let mut max = 0;
-    let mut i = 0;
-    while i < STOPWORDS.len() {
-        if STOPWORDS[i].len() > max {
-            max = STOPWORDS[i].len();
-        }
-        i += 1;
-    }
-    assert!(max <= 16);
-    max
-};
-
-const fn pack(word: &str) -> u128 {
-    let b = word.as_bytes();
-    let mut key = 0u128;
-    let mut i = 0;
-    while i < b.len() {
-        key |= (b[i] as u128) << (8 * i);
-        i += 1;
-    }
-    key
-}
-
-const fn stop_slot(key: u128) -> usize {
-    let folded = (key as u64) ^ ((key >> 64) as u64);
-    (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - STOP_BITS)) as usize
-}
-
-const STOP_BITS: u32 = 10;
-
-/// [`STOPWORDS`] packed, by [`stop_slot`], linear probing; `0` is free.
-const STOP_TABLE: [u128; 1 << STOP_BITS] = {
-    let mut table = [0u128; 1 << STOP_BITS];
-    let mut i = 0;
-    while i < STOPWORDS.len() {
-        let key = pack(STOPWORDS[i]);
-        let mut slot = stop_slot(key);
-        while table[slot] != 0 {
-            slot = (slot + 1) % table.len();
-        }
-        table[slot] = key;
-        i += 1;
-    }
-    table
-};
-
-/// The words of a name as written, lowercased, split at punctuation and
-/// case changes (`HassTurnOff` → `hass`, `turn`, `off`).
-pub(crate) fn name_words(name: &str) -> Vec<String> {
-    let mut words = NameWords::default();
-    words.read(name);
-    words.iter().map(str::to_owned).collect()
-}
-
-/// [`name_words`] into buffers kept from one name to the next.
-#[derive(Debug, Default)]
-pub(crate) struct NameWords {
-    text: String,
-    ranges: Vec<(usize, usize)>,
-    cuts: Vec<usize>,
-}
-
-impl NameWords {
-    /// Read `name`'s words, replacing the last name's.
-    pub(crate) fn read(&mut self, name: &str) {
-        let NameWords { text, ranges, cuts } = self;
-        text.clear();
-        ranges.clear();
-        for_each_word(name, |w| {
-            split_case(w, cuts);
-            let mut start = 0;
-            for &c in cuts.iter().chain(std::iter::once(&w.len())) {
-                let from = text.len();
-                text.extend(w[start..c].chars().flat_map(char::to_lowercase));
-                ranges.push((from, text.len()));
-                start = c;
-            }
-        });
-    }
-
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &str> {
-        self.ranges.iter().map(|&(a, b)| &self.text[a..b])
-    }
-}
-
-/// The first of [`name_words`], as written (not lowercased), without
+/// The first word of a name, split at punctuation and case changes
+/// (`HassTurnOff` → `Hass`), as written (not lowercased), without
 /// splitting the rest.
 pub(crate) fn first_name_word(name: &str) -> Option<&str> {
     let mut first = None;
@@ -553,686 +419,26 @@ fn undouble(base: &str) -> usize {
     if doubled { b.len() - 1 } else { b.len() }
 }
 
-/// Abbreviations folded to their spelled-out terms (after stemming).
-fn expand(term: &str) -> Option<&'static [&'static str]> {
-    Some(match term {
-        "repo" => &["repository"],
-        "pr" => &["pull", "request"],
-        "db" => &["databas"],
-        "dir" => &["directory"],
-        "msg" => &["messag"],
-        "dm" => &["direct", "messag"],
-        "k8s" => &["kubernet"],
-        "env" => &["environment"],
-        "info" => &["information"],
-        "configuration" => &["config"],
-        "stat" => &["statistic"],
-        _ => return None,
-    })
-}
-
-/// Words that name the same operation or object, as groups of surface
-/// words. A tool whose *name* carries a group's **member** is also found by
-/// the group's other members and its **aliases**, at description weight
-/// ([`name_synonyms`]): `remove an asana task` finds `asana_delete_task`,
-/// `purge the index` finds `delete_index`, `skip this song` finds
-/// `skipToNextTrack`. Aliases only go one way: a query word that means the
-/// member, but names something else often enough that a tool named with it
-/// must not be found by the member (`make_call` is not found by "create").
-/// Words whose second sense is common in tool names or queries are in no
-/// group: `open`, `pull`, `close`, `set`, `change`, `new`, `trigger` (a
-/// noun in `list_triggers`), `trash` (a folder), `wipe` (stems to `wip`).
-/// `drop` is a member in its database sense (`drop_collection`). Nor are
-/// the read verbs (`get`, `fetch`, `read`, `view`…): nearly every catalog
-/// names half its tools `get_…`, and a query may already leave them out of
-/// a name. A synonym's posting does not count toward the word's document
-/// frequency. Phrasal verbs ("get rid of", "tick off") are folded on the
-/// query side ([`query_phrase`]).
-struct SynonymGroup {
-    members: &'static [&'static str],
-    aliases: &'static [&'static str],
-    /// Nouns: a member in a description is found by the others too (verbs
-    /// are not: a description mentions many operations besides its own).
-    prose: bool,
-}
-
-/// A group of operation words (they apply to tool names only).
-const fn verbs(members: &'static [&'static str], aliases: &'static [&'static str]) -> SynonymGroup {
-    SynonymGroup {
-        members,
-        aliases,
-        prose: false,
-    }
-}
-
-/// A group of object words (they apply to descriptions too).
-const fn nouns(members: &'static [&'static str], aliases: &'static [&'static str]) -> SynonymGroup {
-    SynonymGroup {
-        members,
-        aliases,
-        prose: true,
-    }
-}
-
-const SYNONYM_GROUPS: &[SynonymGroup] = &[
-    verbs(
-        &["delete", "remove", "erase", "destroy", "drop"],
-        &["purge", "discard"],
-    ),
-    verbs(&["create", "add", "insert"], &["make"]),
-    verbs(
-        &["update", "edit", "modify"],
-        &["amend", "alter", "tweak", "adjust", "bump"],
-    ),
-    verbs(&["search", "find", "lookup"], &["locate"]),
-    verbs(&["send", "post"], &["announce", "broadcast"]),
-    verbs(&["run", "execute", "invoke", "trigger"], &["launch"]),
-    verbs(&["complete", "finish"], &[]),
-    verbs(&["cancel", "abort"], &[]),
-    verbs(&["restart", "reboot"], &[]),
-    verbs(&["enable", "activate"], &[]),
-    verbs(&["disable", "deactivate"], &[]),
-    verbs(&["copy", "duplicate"], &[]),
-    verbs(&["deploy"], &["redeploy"]),
-    nouns(&["folder", "directory"], &[]),
-    nouns(&["email", "mail"], &[]),
-    nouns(&["track"], &["song"]),
-    nouns(&["image"], &["picture", "photo", "img"]),
-    nouns(&["task"], &["todo", "reminder"]),
-    nouns(&["issue"], &["bug"]),
-    nouns(&["sms"], &["text"]),
-    // Short forms that mean the long one. (`repo`, `db`, `env`, `msg`,
-    // `stat` and `dir` are folded into theirs before this: `expand`.)
-    // `app` goes one way: `list_apps` (Heroku, Vercel) lists no job
-    // applications.
-    nouns(&["application"], &["app", "applicant"]),
-    nouns(&["document", "doc"], &[]),
-    nouns(&["organization", "org"], &[]),
-    nouns(&["certificate", "cert"], &[]),
-    nouns(&["parameter", "param"], &[]),
-    nouns(&["variable", "var"], &[]),
-    nouns(&["production", "prod"], &[]),
-    nouns(&["transaction", "txn"], &[]),
-    nouns(&["account", "acct"], &[]),
-    // Everyday words for what a service names otherwise.
-    nouns(&["candidate"], &["applicant"]),
-    nouns(&["customer"], &["client"]),
-    nouns(
-        &["event"],
-        &["meetup", "webinar", "workshop", "appointment"],
-    ),
-    nouns(&["deal", "opportunity"], &[]),
-    nouns(&["lead"], &["prospect"]),
-    nouns(&["inventory"], &["stock"]),
-    nouns(&["discount", "coupon"], &["promo"]),
-    nouns(&["instance"], &["vm"]),
-    nouns(&["attendee", "participant", "registrant"], &["guest"]),
-    nouns(&["meeting"], &["standup"]),
-    nouns(&["secret"], &["password", "credential"]),
-    nouns(&["place"], &["restaurant", "venue", "spot"]),
-    nouns(&["alert"], &["warning"]),
-    nouns(&["comment"], &["feedback"]),
-    nouns(&["presentation"], &["deck", "slideshow"]),
-    nouns(&["temperature"], &["thermostat"]),
-    nouns(&["direction"], &["route"]),
-    nouns(&["time"], &["hour", "timesheet"]),
-    nouns(&["vehicle"], &["truck", "van", "car"]),
-    nouns(&["employee"], &["staff", "staffer"]),
-    nouns(&["worker"], &["staff", "staffer"]),
-];
-
-/// The words a name term is also found by: the other members of its group
-/// and the group's aliases, stemmed like index terms (`delet` → `remov`,
-/// `eras`, `destroy`, `drop`, …); empty for other terms, aliases included.
-pub(crate) fn name_synonyms(term: &str) -> &'static [String] {
-    synonym_table()
-        .get(term)
-        .map_or(&[], |(words, _)| words.as_slice())
-}
-
-/// [`name_synonyms`] for a word of a description or title: only nouns
-/// (`track` → `song`) have them there.
-pub(crate) fn prose_synonyms(term: &str) -> &'static [String] {
-    match synonym_table().get(term) {
-        Some((words, true)) => words.as_slice(),
-        _ => &[],
-    }
-}
-
-type SynonymTable = std::collections::HashMap<String, (Vec<String>, bool)>;
-
-fn synonym_table() -> &'static SynonymTable {
-    static TABLE: std::sync::OnceLock<SynonymTable> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut table = SynonymTable::new();
-        for group in SYNONYM_GROUPS {
-            let stems: Vec<String> = group.members.iter().map(|w| stem(w).into_owned()).collect();
-            let aliases = group.aliases.iter().map(|w| stem(w).into_owned());
-            for (i, s) in stems.iter().enumerate() {
-                let others = stems
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, _)| j != i)
-                    .map(|(_, o)| o.clone())
-                    .chain(aliases.clone())
-                    .collect();
-                let before = table.insert(s.clone(), (others, group.prose));
-                debug_assert!(before.is_none(), "{s} is in two synonym groups");
-            }
-        }
-        table
-    })
-}
-
-/// Phrasal verbs and set phrases a query uses for one operation, folded to
-/// that operation's word before ranking (lowercased surface words, in
-/// order). The phrase's own words are mostly function words ("up", "of",
-/// "off") or too vague alone ("get", "take"), so without folding the query
-/// loses its verb.
-const QUERY_PHRASES: &[(&[&str], &str)] = &[
-    (&["get", "rid", "of"], "delete"),
-    (&["wipe", "out"], "delete"),
-    (&["throw", "away"], "delete"),
-    (&["take", "down"], "delete"),
-    (&["tick", "off"], "complete"),
-    (&["check", "off"], "complete"),
-    (&["cross", "off"], "complete"),
-    (&["mark", "as", "done"], "complete"),
-    (&["mark", "done"], "complete"),
-    (&["mark", "as", "complete"], "complete"),
-    (&["mark", "as", "completed"], "complete"),
-    (&["mark", "complete"], "complete"),
-    (&["mark", "completed"], "complete"),
-    (&["mark", "as", "finished"], "complete"),
-    (&["set", "up"], "create"),
-    (&["spin", "up"], "create"),
-    (&["open", "a"], "create"),
-    (&["open", "an"], "create"),
-    (&["open", "new"], "create"),
-    (&["file", "a"], "create"),
-    (&["file", "an"], "create"),
-    (&["kick", "off"], "run"),
-    (&["fire", "off"], "send"),
-    (&["turn", "on"], "enable"),
-    (&["switch", "on"], "enable"),
-    (&["turn", "off"], "disable"),
-    (&["switch", "off"], "disable"),
-    (&["shut", "down"], "stop"),
-    (&["roll", "back"], "rollback"),
-    (&["pull", "up"], "get"),
-    (&["bring", "up"], "get"),
-    (&["dig", "up"], "search"),
-    (&["tear", "down"], "delete"),
-    (&["clean", "up"], "delete"),
-    (&["spin", "down"], "stop"),
-    (&["put", "back"], "restore"),
-    (&["jot", "down"], "create"),
-    (&["note", "down"], "create"),
-    (&["sign", "up"], "register"),
-    (&["sign", "off", "on"], "approve"),
-    (&["call", "off"], "cancel"),
-    (&["opt", "out"], "unsubscribe"),
-    (&["kick", "out"], "remove"),
-    (&["reach", "out", "to"], "send"),
-    (&["back", "up"], "backup"),
-    (&["money", "back"], "refund"),
-];
-
-/// The phrases of [`QUERY_PHRASES`] that fold to `to` ("turn off" and
-/// "switch off" both mean `disable`).
-pub(crate) fn phrases_for(to: &str) -> impl Iterator<Item = &'static [&'static str]> + '_ {
-    QUERY_PHRASES
-        .iter()
-        .filter(move |&&(_, t)| t == to)
-        .map(|&(phrase, _)| phrase)
-}
-
-/// The phrase of [`QUERY_PHRASES`] that starts `words` (lowercased single
-/// words of the query), as its length and the word it folds to.
-pub(crate) fn query_phrase(words: &[Option<&str>]) -> Option<(usize, &'static str)> {
-    phrase_starting(words.len(), |i| words[i])
-}
-
-/// The phrase of [`QUERY_PHRASES`] that opens `words` (lowercased), as the
-/// word it folds to.
-pub(crate) fn phrase_opening(words: &[&str]) -> Option<&'static str> {
-    phrase_starting(words.len(), |i| Some(words[i])).map(|(_, to)| to)
-}
-
-/// The phrase of [`QUERY_PHRASES`] that the `len` words `word(0)`, … start
-/// with (a word that is `None` matches none).
-fn phrase_starting<'w>(
-    len: usize,
-    word: impl Fn(usize) -> Option<&'w str>,
-) -> Option<(usize, &'static str)> {
-    QUERY_PHRASES.iter().find_map(|&(phrase, to)| {
-        (len >= phrase.len()
-            && phrase
-                .iter()
-                .enumerate()
-                .all(|(i, p)| word(i).is_some_and(|w| w == *p)))
-        .then_some((phrase.len(), to))
-    })
-}
-
-/// Words of people in general, of conversation and of vague time
-/// ("everybody", "forgets", "quickly", "soon"): a request's context, not
-/// what it asks for. Where no catalog searched knows one, it is a function
-/// word for that search ([`super::rank`]); where one does, it is scored as
-/// any word. Sorted.
-const CONTEXT_WORDS: &[&str] = &[
-    "ago",
-    "anybody",
-    "anymore",
-    "apparently",
-    "appreciate",
-    "appreciated",
-    "asap",
-    "basically",
-    "bother",
-    "definitely",
-    "earlier",
-    "everybody",
-    "folks",
-    "forget",
-    "forgets",
-    "forgetting",
-    "forgot",
-    "forgotten",
-    "guess",
-    "guys",
-    "happen",
-    "happened",
-    "happens",
-    "honestly",
-    "hope",
-    "hoped",
-    "hoping",
-    "lately",
-    "later",
-    "literally",
-    "meanwhile",
-    "mind",
-    "nobody",
-    "probably",
-    "quick",
-    "quickly",
-    "recently",
-    "remember",
-    "remembered",
-    "remembers",
-    "seem",
-    "seemed",
-    "seems",
-    "somebody",
-    "soon",
-    "sorry",
-    "think",
-    "thinking",
-    "thought",
-    "wish",
-    "wonder",
-    "wondered",
-    "wondering",
-    "worried",
-    "worry",
-];
-
-/// Days and parts of the calendar ("tomorrow", "friday", "week"): context
-/// as [`CONTEXT_WORDS`] are when a preposition or a determiner of time
-/// comes before ("coming in tomorrow", "for thursday", "next week"); alone
-/// they may be what the query is about ("the price of bitcoin today").
-/// Sorted.
-const TIME_WORDS: &[&str] = &[
-    "afternoon",
-    "afternoons",
-    "evening",
-    "evenings",
-    "friday",
-    "fridays",
-    "monday",
-    "mondays",
-    "month",
-    "months",
-    "morning",
-    "mornings",
-    "night",
-    "nights",
-    "saturday",
-    "saturdays",
-    "sunday",
-    "sundays",
-    "thursday",
-    "thursdays",
-    "today",
-    "tomorrow",
-    "tonight",
-    "tuesday",
-    "tuesdays",
-    "wednesday",
-    "wednesdays",
-    "week",
-    "weekday",
-    "weekdays",
-    "weekend",
-    "weekends",
-    "weeks",
-    "yesterday",
-];
-
-/// The words that make a [`TIME_WORDS`] word after them an adverbial of
-/// time. Sorted.
-const BEFORE_TIME: &[&str] = &[
-    "after", "at", "before", "by", "each", "every", "for", "from", "in", "last", "next", "on",
-    "since", "this", "till", "until",
-];
-
-/// Whether `surface` (lowercased) is a word of context, given the query
-/// word before it (lowercased): one of [`CONTEXT_WORDS`], or one of
-/// [`TIME_WORDS`] after one of [`BEFORE_TIME`].
-pub(crate) fn is_context_word(surface: &str, before: Option<&str>) -> bool {
-    CONTEXT_WORDS.binary_search(&surface).is_ok()
-        || (TIME_WORDS.binary_search(&surface).is_ok()
-            && before.is_some_and(|b| BEFORE_TIME.binary_search(&b).is_ok()))
-}
-
-/// Conversational function words, sorted for binary search. Action words
-/// (`get`, `list`, `search`, `find`, `create`…) are deliberately absent.
-pub const STOPWORDS: &[&str] = &[
-    "a",
-    "able",
-    "about",
-    "actually",
-    "again",
-    "all",
-    "already",
-    "also",
-    "am",
-    "an",
-    "and",
-    "another",
-    "any",
-    "anything",
-    "are",
-    "aren",
-    "as",
-    "at",
-    "be",
-    "been",
-    "being",
-    "but",
-    "by",
-    "can",
-    "could",
-    "couldn",
-    "current",
-    "currently",
-    "d",
-    "did",
-    "didn",
-    "do",
-    "does",
-    "doesn",
-    "doing",
-    "don",
-    "done",
-    "each",
-    "either",
-    "else",
-    "every",
-    "everyone",
-    "everything",
-    "for",
-    "from",
-    "give",
-    "go",
-    "going",
-    "gonna",
-    "got",
-    "had",
-    "hadn",
-    "has",
-    "hasn",
-    "have",
-    "haven",
-    "having",
-    "he",
-    "hello",
-    "help",
-    "her",
-    "here",
-    "hey",
-    "hi",
-    "him",
-    "his",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "isn",
-    "it",
-    "its",
-    "just",
-    "kindly",
-    "know",
-    "let",
-    "lets",
-    "like",
-    "ll",
-    "look",
-    "m",
-    "many",
-    "maybe",
-    "me",
-    "might",
-    "mine",
-    "more",
-    "most",
-    "much",
-    "must",
-    "my",
-    "need",
-    "needs",
-    "now",
-    "of",
-    "ok",
-    "okay",
-    "on",
-    "one",
-    "or",
-    "other",
-    "our",
-    "ours",
-    "own",
-    "please",
-    "possible",
-    "re",
-    "really",
-    "right",
-    "s",
-    "same",
-    "see",
-    "shall",
-    "she",
-    "should",
-    "shouldn",
-    "show",
-    "so",
-    "some",
-    "someone",
-    "something",
-    "still",
-    "such",
-    "sure",
-    "t",
-    "tell",
-    "than",
-    "thank",
-    "thanks",
-    "that",
-    "the",
-    "their",
-    "them",
-    "then",
-    "there",
-    "these",
-    "they",
-    "thing",
-    "things",
-    "this",
-    "those",
-    "to",
-    "tool",
-    "tools",
-    "try",
-    "up",
-    "us",
-    "use",
-    "using",
-    "ve",
-    "very",
-    "via",
-    "wanna",
-    "want",
-    "wants",
-    "was",
-    "wasn",
-    "way",
-    "we",
-    "were",
-    "what",
-    "whats",
-    "when",
-    "where",
-    "whether",
-    "which",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "won",
-    "would",
-    "wouldn",
-    "yet",
-    "you",
-    "your",
-    "yours",
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn kinds(q: &str) -> Vec<(String, TermKind)> {
         let mut out = Vec::new();
-        for_each_term(q, |t, s| out.push((t.to_owned(), term_kind(t, s))));
+        let lex = Lexicon::builtin();
+        for_each_term(lex, q, |t, s| {
+            out.push((t.to_owned(), term_kind(lex, t, s)))
+        });
         out
     }
 
     #[test]
-    fn a_names_words_are_split_at_punctuation_and_case_as_written() {
-        assert_eq!(name_words("HassTurnOff"), ["hass", "turn", "off"]);
-        assert_eq!(
-            name_words("wms_transfer_stock"),
-            ["wms", "transfer", "stock"]
-        );
-        assert_eq!(
-            name_words("List-All-Organizations"),
-            ["list", "all", "organizations"]
-        );
-        assert_eq!(name_words("users.list"), ["users", "list"]);
+    fn a_names_first_word_is_split_at_punctuation_and_case_as_written() {
+        assert_eq!(first_name_word("HassTurnOff"), Some("Hass"));
+        assert_eq!(first_name_word("wms_transfer_stock"), Some("wms"));
         assert_eq!(first_name_word("getHTTPResponse"), Some("get"));
         assert_eq!(first_name_word("PRs_open"), Some("PRs"));
         assert_eq!(first_name_word(""), None);
-    }
-
-    #[test]
-    fn phrasal_verbs_fold_only_as_whole_phrases() {
-        let words = |q: &str| -> Vec<String> { q.split(' ').map(str::to_owned).collect() };
-        let fold = |q: &str| {
-            let w = words(q);
-            let simple: Vec<Option<&str>> = w.iter().map(|s| Some(s.as_str())).collect();
-            query_phrase(&simple)
-        };
-        assert_eq!(fold("get rid of the card"), Some((3, "delete")));
-        assert_eq!(fold("money back for the label"), Some((2, "refund")));
-        assert_eq!(fold("tick off it"), Some((2, "complete")));
-        assert_eq!(fold("open a ticket"), Some((2, "create")));
-        assert_eq!(fold("file an issue"), Some((2, "create")));
-        assert_eq!(
-            fold("open the file"),
-            None,
-            "reading a file is not creating one"
-        );
-        assert_eq!(fold("get the card"), None);
-        assert_eq!(fold("get rid"), None, "a phrase needs all its words");
-        assert_eq!(fold("sign off on it"), Some((3, "approve")));
-        assert_eq!(fold("sign up for the webinar"), Some((2, "register")));
-        assert_eq!(fold("tear down the stack"), Some((2, "delete")));
-        assert_eq!(fold("put back the file"), Some((2, "restore")));
-        assert_eq!(fold("sign the contract"), None);
-        assert_eq!(query_phrase(&[Some("tick"), None]), None);
-    }
-
-    #[test]
-    fn only_nouns_have_synonyms_in_prose() {
-        assert_eq!(prose_synonyms("track"), ["song"]);
-        assert_eq!(prose_synonyms("folder"), ["directory"]);
-        assert!(prose_synonyms("delet").is_empty());
-        assert!(prose_synonyms("song").is_empty(), "aliases go one way");
-        assert_eq!(name_synonyms("track"), ["song"]);
-        // A verb in a name is found by its group ("run the sync" finds
-        // `triggerSync`), never in prose.
-        assert!(name_synonyms("trigger").contains(&"run".to_owned()));
-        assert!(prose_synonyms("trigger").is_empty());
-    }
-
-    #[test]
-    fn short_forms_go_both_ways_and_everyday_words_one_way() {
-        // A short form means exactly the long one, in names and prose.
-        assert_eq!(name_synonyms("document"), ["doc"]);
-        assert_eq!(prose_synonyms("doc"), ["document"]);
-        // `app` finds applications, but a tool named `list_apps` is no
-        // answer to "applications" or "applicants".
-        assert_eq!(name_synonyms("application"), ["app", "applicant"]);
-        assert!(name_synonyms("app").is_empty());
-        // An everyday word finds the service's word, not the reverse: a
-        // tool named `list_clients` (OAuth clients) is no customer list.
-        assert_eq!(prose_synonyms("customer"), ["client"]);
-        assert!(name_synonyms("client").is_empty());
-        assert!(name_synonyms("applicant").is_empty());
-        assert!(prose_synonyms("event").contains(&"meetup".to_owned()));
-        assert_eq!(name_synonyms("secret"), ["password", "credential"]);
-        // "trucks" finds vehicles, "staff" employees and workers; a
-        // `list_cars` is no answer to "vehicles".
-        let prose = |w: &str| prose_synonyms(&stem(w));
-        assert!(prose("vehicle").contains(&stem("truck").into_owned()));
-        assert!(name_synonyms(&stem("car")).is_empty());
-        assert!(prose("worker").contains(&stem("staff").into_owned()));
-        assert!(prose("employee").contains(&stem("staff").into_owned()));
-    }
-
-    #[test]
-    fn every_synonym_is_a_term_the_tokenizer_makes() {
-        // A word that the tokenizer folds into another (`repo` into
-        // `repository`) or splits would never be looked up: its group
-        // would do nothing.
-        for group in SYNONYM_GROUPS {
-            for w in group.members.iter().chain(group.aliases) {
-                assert_eq!(tokenize(w), [stem(w).into_owned()], "{w}");
-            }
-        }
-    }
-
-    #[test]
-    fn stopword_list_is_sorted_for_binary_search() {
-        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
-        for list in [CONTEXT_WORDS, TIME_WORDS, BEFORE_TIME] {
-            assert!(list.windows(2).all(|w| w[0] < w[1]), "{list:?}");
-        }
     }
 
     #[test]
@@ -1280,7 +486,6 @@ mod tests {
         assert_eq!(tokenize("our repo"), ["our", "repository"]);
         assert_eq!(tokenize("repositories"), ["repository"]);
         assert_eq!(tokenize("DBs"), tokenize("databases"));
-        assert_eq!(tokenize("k8s"), tokenize("Kubernetes"));
         assert_eq!(tokenize("listIDs"), ["list", "id"]);
     }
 

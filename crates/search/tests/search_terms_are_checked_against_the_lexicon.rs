@@ -23,7 +23,7 @@ fn config(terms: &str) -> connecta_core::config::Config {
 #[test]
 fn function_words_and_inflections_are_refused_where_they_are() {
     let c = config(r#"up = "create", pods = "pod", Closing = "update""#);
-    let problems = check_search_terms(&c);
+    let problems = check_search_terms(&c, connecta_search::Lexicon::builtin());
     let rendered: Vec<String> = problems
         .iter()
         .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
@@ -45,7 +45,7 @@ fn function_words_and_inflections_are_refused_where_they_are() {
 #[test]
 fn an_accepted_term_finds_the_tools_named_with_its_word_in_any_inflection() {
     let c = config(r#"Closing = "update""#);
-    assert!(check_search_terms(&c).is_empty());
+    assert!(check_search_terms(&c, connecta_search::Lexicon::builtin()).is_empty());
     let tool = |name: &str, description: &str| ToolDef {
         name: name.into(),
         title: None,

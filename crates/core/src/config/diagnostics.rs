@@ -12,6 +12,19 @@ pub struct Diagnostic {
     pub message: String,
 }
 
+impl Diagnostic {
+    /// A problem at byte `offset` of `text` (a file connecta reads, such
+    /// as the search lexicon's).
+    pub fn at(text: &str, offset: usize, message: impl Into<String>) -> Diagnostic {
+        let (line, column) = line_col(text, offset);
+        Diagnostic {
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
 /// Every problem found in one config file. `connecta check` prints them all
 /// and exits non-zero.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -502,7 +502,15 @@ fn a_no_match_by_the_opposite_operation_says_which_way_in_its_hint() {
         p["hint"].as_str().expect("a hint").to_owned()
     };
     assert!(hint("upload a video to the channel").contains("only read"));
-    assert!(hint("show the playlists of the channel").contains("all change something"));
+    assert!(hint("show the playlists of the channel by views").contains("all change something"));
+    // Tools that carry every word are demoted, not left out.
+    let p = page(
+        json!({ "query": "show the playlists of the channel" }),
+        Surface::SearchTools,
+        &sources,
+    )
+    .expect("page");
+    assert_eq!(p["tools"][0]["name"], "create_playlist", "{p}");
     // Tools that change, but not in the way asked.
     assert!(
         hint("rename the playlist of the channel").contains("another kind of change"),
