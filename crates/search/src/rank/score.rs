@@ -5,7 +5,7 @@
 //! - Tiers come first: an exact tool name (0), then tools carrying every
 //!   scored term (1), then partial matches (2); a guessed mismatch with
 //!   what the query asks (read against change, or another kind of change)
-//!   comes after all of them ([`DEMOTED`]).
+//!   comes after all of them, in the same order ([`DEMOTED`]).
 //! - An answer is plausible when it carries every term or enough of the
 //!   query: half its weight, or two of its words (not when it names a
 //!   service no catalog knows), or in a search the caller scoped to one
@@ -19,8 +19,9 @@ use super::{
     Hit, MIN_BEST_COVERAGE, READ_ONLY_BONUS, W_CONNECTOR, W_DESC, W_NAME, W_TITLE, W_TOPIC,
 };
 
-/// The tier of a tool that does the opposite of what the query asks, or
-/// another kind of change: after every answer that fits.
+/// The first tier of a tool that does the opposite of what the query asks,
+/// or another kind of change: after every answer that fits (3 when it
+/// carries every term, 4 otherwise).
 pub(super) const DEMOTED: u8 = 3;
 
 impl Prepared {

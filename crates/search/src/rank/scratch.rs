@@ -381,7 +381,7 @@ impl Scratch {
             return;
         }
         found.plausible += 1;
-        if memo.is_none() && c.tier != DEMOTED {
+        if memo.is_none() && c.tier < DEMOTED {
             found.best_base = found.best_base.max(c.base);
         }
         if c.spelled {
@@ -559,8 +559,8 @@ fn judge(q: &Prepared, at: (usize, u32), e: Evidence, key: Key) -> (Cand, bool, 
     let mut c = finish(q, at, false, e, key.spelled, key.read_only);
     let strong_enough = !key.demoted || c.all_terms || key.in_order;
     if key.demoted {
-        c.tier = DEMOTED;
-        c.all_terms = false;
+        // After every answer that fits, complete ones first.
+        c.tier += DEMOTED - 1;
     }
     let keep = plausible(&c, q) && !(key.bare && lacks_words(&c, q)) && strong_enough;
     // (Not for a query naming a missing service: only enough words answer

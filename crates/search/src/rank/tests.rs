@@ -778,7 +778,7 @@ fn the_tools_left_out_still_set_the_relevance_bar() {
         "{:?}",
         r.hits
     );
-    assert_eq!(r.hits[0].tier, score::DEMOTED);
+    assert!(r.hits[0].tier >= score::DEMOTED);
     assert_eq!(r.other_change, 1);
     // Asked without a verb, the same words find them.
     let r = rank_all(&refs, "staging app dynos preferences");
@@ -821,7 +821,7 @@ fn a_name_saying_no_change_answers_no_particular_one_unless_its_words_carry_it()
     let r = rank_all(&refs, "delete the app maintenance mode");
     let names = hit_names(&refs, &r);
     assert_eq!(names, ["update_app", "maintenance_on"]);
-    assert_eq!(r.hits[1].tier, score::DEMOTED);
+    assert!(r.hits[1].tier >= score::DEMOTED);
     assert_eq!(r.other_change, 1);
     let found = |query| hit_names(&refs, &rank_all(&refs, query));
     // Asked for any change, it may be the one.
@@ -1765,4 +1765,76 @@ fn where_is_asks_for_a_location() {
     // Not a question of place: no location asked.
     let r = rank_all(&refs, "the driver's vehicle, where fuel is low");
     assert_ne!(hit_names(&refs, &r).first(), Some(&"get_positions"));
+}
+
+/// Two real servers' tools: a Python SDK server's `add` and
+/// server-everything's `get-sum`, both read-only, beside other tools.
+fn arithmetic() -> Vec<(&'static str, Vec<ToolDef>)> {
+    vec![
+        (
+            "calc",
+            vec![
+                tool("add", "Add two integers.", true),
+                tool("echo", "Echo a message back.", true),
+            ],
+        ),
+        (
+            "everything",
+            vec![
+                tool("echo", "Echoes back the input string", true),
+                tool("get-sum", "Returns the sum of two numbers", true),
+                tool("get-env", "Returns all environment variables", true),
+                tool(
+                    "toggle-simulated-logging",
+                    "Toggles simulated, random-leveled logging on or off.",
+                    false,
+                ),
+                tool(
+                    "trigger-elicitation-request",
+                    "Trigger a Request from the Server for User Elicitation",
+                    false,
+                ),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn a_tool_the_query_names_is_demoted_by_a_guessed_intent_never_dropped() {
+    // "add" asks to change something, and `add` only reads: its name and
+    // words are the query's, so it stays the answer.
+    assert_eq!(run_across(arithmetic(), "add two integers")[0], "calc.add");
+    // Adding numbers is a sum: the lexicon says "add" and "plus" find it.
+    assert_eq!(
+        run_across(arithmetic(), "add two numbers")[0],
+        "everything.get-sum"
+    );
+    assert_eq!(
+        run_across(arithmetic(), "sum of two numbers")[0],
+        "everything.get-sum"
+    );
+    assert_eq!(
+        run_across(arithmetic(), "what is 2 plus 3")[0],
+        "everything.get-sum"
+    );
+}
+
+#[test]
+fn an_exact_tool_name_is_the_first_row_whatever_verb_it_starts_with() {
+    for (query, first) in [
+        ("add", "calc.add"),
+        ("get-sum", "everything.get-sum"),
+        ("get sum", "everything.get-sum"),
+        (
+            "toggle-simulated-logging",
+            "everything.toggle-simulated-logging",
+        ),
+        (
+            "trigger-elicitation-request",
+            "everything.trigger-elicitation-request",
+        ),
+        ("everything.get-env", "everything.get-env"),
+    ] {
+        assert_eq!(run_across(arithmetic(), query)[0], first, "{query}");
+    }
 }
