@@ -290,3 +290,22 @@ fn overrides_on_an_api_connector_are_an_error_where_they_are() {
         "{r}"
     );
 }
+
+#[test]
+fn a_search_lexicon_is_a_file_name_and_unknown_search_keys_are_errors() {
+    let c = parse_config(
+        "[auth]\nopen = true\n\n[search]\nlexicon = \"words.toml\"\n",
+        "c.toml",
+        &env(),
+    )
+    .expect("parses");
+    assert_eq!(c.search.lexicon.as_deref(), Some("words.toml"));
+    let err = parse_config("[search]\nlexicon = \" \"\n", "c.toml", &env()).expect_err("empty");
+    assert!(
+        err.to_string()
+            .contains("c.toml:2:11: search.lexicon names a lexicon file"),
+        "{err}"
+    );
+    let err = parse_config("[search]\nwords = 1\n", "c.toml", &env()).expect_err("unknown");
+    assert!(err.to_string().contains("c.toml:2:1"), "{err}");
+}

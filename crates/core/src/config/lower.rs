@@ -69,6 +69,19 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
             .unwrap_or_else(|| d::VAULT_KEY_FILE.to_owned()),
     };
     let operator = lower_operator(raw.operator, &auth.bearer_tokens, sink);
+    let search = SearchConfig {
+        lexicon: raw.search.lexicon.and_then(|l| {
+            if l.get_ref().trim().is_empty() {
+                sink.at(
+                    l.span(),
+                    "search.lexicon names a lexicon file; leave it out for the built-in lexicon",
+                );
+                None
+            } else {
+                Some(l.into_inner())
+            }
+        }),
+    };
     let store = StoreConfig {
         postgres_url: match &raw.store.url {
             Some(u)
@@ -153,6 +166,7 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
         vault,
         store,
         operator,
+        search,
         connectors,
         warnings,
     })

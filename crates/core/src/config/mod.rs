@@ -39,6 +39,7 @@ pub struct Config {
     pub vault: VaultConfig,
     pub store: StoreConfig,
     pub operator: OperatorConfig,
+    pub search: SearchConfig,
     pub connectors: Vec<ConnectorConfig>,
     /// Non-fatal findings (an override that names no tool yet, an open
     /// endpoint in front of credentialed connectors…), printed at boot and by
@@ -180,6 +181,15 @@ pub struct OperatorConfig {
     pub secret: Option<Secret>,
     /// How long a sign-in lasts.
     pub session: Duration,
+}
+
+/// `[search]`.
+#[derive(Debug, Clone, Default)]
+pub struct SearchConfig {
+    /// A lexicon file that extends the built-in search lexicon, as written
+    /// (relative to the config file's folder). The binary reads it; core
+    /// does no I/O.
+    pub lexicon: Option<String>,
 }
 
 #[derive(Debug, Clone)]

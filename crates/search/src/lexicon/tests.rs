@@ -150,3 +150,12 @@ show = { stop = true }
     let err = lex.extended("[words]\nzap = {").expect_err("syntax");
     assert_eq!(err[0].line, 2, "{err:?}");
 }
+
+#[test]
+fn the_documented_example_extension_is_valid() {
+    let text = "[words]\ntally = { finds = \"sum\" }\ncfg = { expands = \"config\" }\n";
+    let lex = Lexicon::builtin()
+        .extended(text)
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(lex.expansion("cfg"), Some(&["config".to_owned()][..]));
+}
