@@ -1,4 +1,5 @@
-//! Search and compact-schema benchmarks.
+//! Search benchmarks (compact schemas are timed with the other hot
+//! functions, in `crates/bench/benches/hot_paths.rs`).
 //!
 //! Synthetic catalogs in the benchmark shape of `PERFORMANCE.md`: connector
 //! `connector_<c>`, tools `lookup_record_<t>` described as "Retrieve synthetic
@@ -14,7 +15,6 @@
 //!   answer is one tool, though its words occur in every description), a rare
 //!   word (`42`: a handful of tools carry it), a query matching every tool,
 //!   and a browse;
-//! - `compact_schema`: rendering a typical and an oversized schema.
 //!
 //! The `mixed` groups use realistic text instead: the tools of the discovery
 //! development corpus (`crates/eval/corpus/development.json`, 173 tools of
@@ -35,7 +35,6 @@ use serde_json::{Value, json};
 
 use connecta_core::catalog::{Catalog, Schema, ToolDef};
 use connecta_core::policy::Annotations;
-use connecta_core::schema::{SHAPE_CAP_BYTES, render_compact};
 use connecta_search::{
     CatalogIndex, SearchRequest, Source, Surface, parse_search_args, search_page,
 };
@@ -294,41 +293,5 @@ fn bench_mixed(c: &mut Criterion) {
     warm.finish();
 }
 
-fn bench_schema(c: &mut Criterion) {
-    let typical = json!({
-        "type": "object",
-        "properties": {
-            "owner": {"type": "string", "description": "Repository owner"},
-            "repo": {"type": "string"},
-            "state": {"enum": ["open", "closed", "all"], "default": "open"},
-            "labels": {"type": "array", "items": {"type": "string"}},
-            "since": {"type": "string", "format": "date-time"},
-            "perPage": {"type": "integer", "minimum": 1, "maximum": 100},
-            "page": {"type": "integer", "minimum": 1}
-        },
-        "required": ["owner", "repo"]
-    });
-    let mut props = serde_json::Map::new();
-    for i in 0..200 {
-        props.insert(
-            format!("field_{i}"),
-            json!({"anyOf": [{"type": "string"}, {"$ref": "#/$defs/Nested"}]}),
-        );
-    }
-    let oversized = json!({
-        "type": "object",
-        "properties": props,
-        "$defs": {"Nested": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "array", "items": {"type": "string"}}}}}
-    });
-    let mut g = c.benchmark_group("compact_schema");
-    g.bench_function("typical", |b| {
-        b.iter(|| black_box(render_compact(black_box(&typical), SHAPE_CAP_BYTES)))
-    });
-    g.bench_function("oversized_truncated", |b| {
-        b.iter(|| black_box(render_compact(black_box(&oversized), SHAPE_CAP_BYTES)))
-    });
-    g.finish();
-}
-
-criterion_group!(benches, bench_search, bench_mixed, bench_schema);
+criterion_group!(benches, bench_search, bench_mixed);
 criterion_main!(benches);

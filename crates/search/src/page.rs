@@ -28,13 +28,14 @@
 
 use serde_json::{Map, Value, json};
 
+use connecta_core::config::Guide;
 use connecta_core::error::{ErrorCode, MAX_ECHO_BYTES, NextAction, ToolError, clamp_text};
 use connecta_core::policy::Safety;
 
 use super::entry::{EntryOptions, Schemas, entry};
 use super::index::CatalogIndex;
 use super::op::Op;
-use super::rank::{MatchMode, QueryAnalysis, SearchQuery, rank};
+use super::rank::{MatchMode, QueryAnalysis, Ranked, SearchQuery, rank};
 use super::source::Source;
 use super::suggest::nearest;
 
@@ -217,78 +218,15 @@ fn bool_arg(key: &str, value: &Value) -> Result<bool, ToolError> {
 /// gateway may pass only the requested connector's). IDF is computed over
 /// exactly the ready catalogs of the connectors searched.
 pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value, ToolError> {
-    let scoped: Vec<Source<'_>> = match &req.connector {
-        None => sources.to_vec(),
-        Some(c) => {
-            let hit: Vec<Source<'_>> = sources
-                .iter()
-                .filter(|s| s.connector() == c)
-                .copied()
-                .collect();
-            if hit.is_empty() {
-                return Err(unknown_connector(c, sources));
-            }
-            hit
-        }
-    };
-    let mut ready: Vec<(&CatalogIndex, Option<&connecta_core::config::Guide>)> = Vec::new();
-    let mut unavailable: Vec<Value> = Vec::new();
-    // The words of the failed connectors' ids (`slack-prod` → slack, prod).
-    let mut down_words: Vec<String> = Vec::new();
-    for s in &scoped {
-        match *s {
-            Source::Ready { index, guide } => ready.push((index, guide)),
-            Source::Failed { connector, error } => {
-                if req.connector.is_some() {
-                    return Err(error.clone());
-                }
-                down_words.extend(id_words(connector));
-                let mut entry = json!({
-                    "connector": connector,
-                    "code": error.code.as_str(),
-                    "retryable": error.retryable,
-                });
-                // When the connector is next worth asking (a child in its
-                // restart backoff, a downstream's Retry-After).
-                if let Some(ms) = error.retry_after_ms {
-                    entry["retryAfterMs"] = json!(ms);
-                }
-                unavailable.push(entry);
-            }
-        }
-    }
-    let indexes: Vec<&CatalogIndex> = ready.iter().map(|(i, _)| *i).collect();
+    let scope = Scope::of(req, sources)?;
+    let indexes: Vec<&CatalogIndex> = scope.ready.iter().map(|(i, _)| *i).collect();
     let window = req.offset.saturating_add(req.limit);
     let ranked = rank(
         &indexes,
         &SearchQuery::new(&req.query, req.safety).scoped(req.connector.is_some()),
         window,
     );
-    let opts = EntryOptions {
-        schemas: match req.include_schemas {
-            None => Schemas::CompactInput,
-            Some(SchemaFormat::Compact) => Schemas::Compact,
-            Some(SchemaFormat::Json) => Schemas::Json,
-        },
-        full_descriptions: req.full_descriptions,
-        keys: req.surface == Surface::CodeMode && req.include_schema_keys,
-        annotations: req.include_schemas == Some(SchemaFormat::Json),
-    };
-    let mut guided: Vec<usize> = Vec::new();
-    let tools: Vec<Value> = ranked
-        .hits
-        .iter()
-        .skip(req.offset)
-        .map(|h| {
-            let (index, guide) = ready[h.source];
-            let guide = guide.filter(|_| {
-                let first = !guided.contains(&h.source);
-                guided.push(h.source);
-                first
-            });
-            entry(index, h.tool, guide, opts)
-        })
-        .collect();
+    let tools = entries(req, &scope, &ranked);
     let returned = tools.len();
     let has_more = req.offset + returned < ranked.total;
     let mut page = Map::new();
@@ -308,56 +246,149 @@ pub fn search_page(req: &SearchRequest, sources: &[Source<'_>]) -> Result<Value,
         MatchMode::None => {
             page.insert("matchMode".into(), json!("none"));
             page.insert("queryAnalysis".into(), analysis(&ranked.analysis, true));
-            let missing = &ranked.missing_services;
-            let (down, absent): (Vec<&String>, Vec<&String>) =
-                missing.iter().partition(|m| down_words.contains(m));
-            let services = match (down.is_empty(), absent.is_empty()) {
-                (true, true) => String::new(),
-                (false, true) => format!(
-                    "the query names {}, whose connector is unavailable right now (see unavailable): its tools could not be searched; try again later",
-                    join_words(&down)
-                ),
-                (true, false) => format!(
-                    "the query names {}, which no connector here serves: no tool here is an answer; send an empty query to browse what is connected",
-                    join_words(&absent)
-                ),
-                (false, false) => format!(
-                    "the query names {}, which no connector here serves, and {}, whose connector is unavailable right now (see unavailable)",
-                    join_words(&absent),
-                    join_words(&down)
-                ),
-            };
-            let hint = match (ranked.opposed, ranked.other_change, ranked.asks) {
-                _ if !services.is_empty() => services.as_str(),
-                (1.., 0, Op::Write) => {
-                    "the tools matching these words only read, and the query asks to change something: no tool here does that; to read instead, ask with a read verb (list, show, find)"
-                }
-                (0, 1.., Op::Write) => {
-                    "the tools matching these words make another kind of change than the query's verb names (create where it asks to delete, say): no tool here does that; search the object alone to see what its tools do"
-                }
-                (1.., 1.., Op::Write) => {
-                    "the tools matching these words only read, or make another kind of change than the query's verb names: no tool here does that; search the object alone to see what its tools do"
-                }
-                (1.., _, Op::Read) => {
-                    "the tools matching these words all change something, and the query asks to read; to change something, name the action (create, update, delete…)"
-                }
-                _ if ranked.analysis.unmatched.is_empty() => {
-                    "the query has only function words; search with 2–4 distinctive action or object words, or send an empty query to browse"
-                }
-                _ => {
-                    "no tool plausibly matches these words; try other words for the action or the object, or send an empty query (optionally with connector) to browse"
-                }
-            };
-            page.insert("hint".into(), json!(hint));
+            page.insert("hint".into(), json!(hint(&ranked, &scope.down_words)));
         }
         MatchMode::All | MatchMode::Browse => {}
     }
-    if !unavailable.is_empty() {
-        page.insert("unavailable".into(), Value::Array(unavailable));
+    if !scope.unavailable.is_empty() {
+        page.insert("unavailable".into(), Value::Array(scope.unavailable));
     }
     let page = Value::Object(page);
     check_size(&page, req.surface.tool(), SEARCH_LESS)?;
     Ok(page)
+}
+
+/// The connectors a request searches: the ready ones with their guides,
+/// and the unavailable ones as the page reports them.
+struct Scope<'a> {
+    ready: Vec<(&'a CatalogIndex, Option<&'a Guide>)>,
+    unavailable: Vec<Value>,
+    /// The words of the failed connectors' ids (`slack-prod` → slack, prod).
+    down_words: Vec<String>,
+}
+
+impl<'a> Scope<'a> {
+    fn of(req: &SearchRequest, sources: &[Source<'a>]) -> Result<Scope<'a>, ToolError> {
+        let scoped: Vec<Source<'a>> = match &req.connector {
+            None => sources.to_vec(),
+            Some(c) => {
+                let hit: Vec<Source<'a>> = sources
+                    .iter()
+                    .filter(|s| s.connector() == c)
+                    .copied()
+                    .collect();
+                if hit.is_empty() {
+                    return Err(unknown_connector(c, sources));
+                }
+                hit
+            }
+        };
+        let mut scope = Scope {
+            ready: Vec::new(),
+            unavailable: Vec::new(),
+            down_words: Vec::new(),
+        };
+        for s in scoped {
+            match s {
+                Source::Ready { index, guide } => scope.ready.push((index, guide)),
+                // A search scoped to a connector that failed is that error.
+                Source::Failed { error, .. } if req.connector.is_some() => {
+                    return Err(error.clone());
+                }
+                Source::Failed { connector, error } => {
+                    scope.down_words.extend(id_words(connector));
+                    let mut entry = json!({
+                        "connector": connector,
+                        "code": error.code.as_str(),
+                        "retryable": error.retryable,
+                    });
+                    // When the connector is next worth asking (a child in
+                    // its restart backoff, a downstream's Retry-After).
+                    if let Some(ms) = error.retry_after_ms {
+                        entry["retryAfterMs"] = json!(ms);
+                    }
+                    scope.unavailable.push(entry);
+                }
+            }
+        }
+        Ok(scope)
+    }
+}
+
+/// The page's entries for the ranked hits past the offset; a connector's
+/// guide rides on its first match only.
+fn entries(req: &SearchRequest, scope: &Scope<'_>, ranked: &Ranked) -> Vec<Value> {
+    let opts = EntryOptions {
+        schemas: match req.include_schemas {
+            None => Schemas::CompactInput,
+            Some(SchemaFormat::Compact) => Schemas::Compact,
+            Some(SchemaFormat::Json) => Schemas::Json,
+        },
+        full_descriptions: req.full_descriptions,
+        keys: req.surface == Surface::CodeMode && req.include_schema_keys,
+        annotations: req.include_schemas == Some(SchemaFormat::Json),
+    };
+    let mut guided: Vec<usize> = Vec::new();
+    ranked
+        .hits
+        .iter()
+        .skip(req.offset)
+        .map(|h| {
+            let (index, guide) = scope.ready[h.source];
+            let guide = guide.filter(|_| {
+                let first = !guided.contains(&h.source);
+                guided.push(h.source);
+                first
+            });
+            entry(index, h.tool, guide, opts)
+        })
+        .collect()
+}
+
+/// Why a query found nothing, and what to ask instead.
+fn hint(ranked: &Ranked, down_words: &[String]) -> String {
+    let (down, absent): (Vec<&String>, Vec<&String>) = ranked
+        .missing_services
+        .iter()
+        .partition(|m| down_words.contains(m));
+    let services = match (down.is_empty(), absent.is_empty()) {
+        (true, true) => String::new(),
+        (false, true) => format!(
+            "the query names {}, whose connector is unavailable right now (see unavailable): its tools could not be searched; try again later",
+            join_words(&down)
+        ),
+        (true, false) => format!(
+            "the query names {}, which no connector here serves: no tool here is an answer; send an empty query to browse what is connected",
+            join_words(&absent)
+        ),
+        (false, false) => format!(
+            "the query names {}, which no connector here serves, and {}, whose connector is unavailable right now (see unavailable)",
+            join_words(&absent),
+            join_words(&down)
+        ),
+    };
+    let hint = match (ranked.opposed, ranked.other_change, ranked.asks) {
+        _ if !services.is_empty() => return services,
+        (1.., 0, Op::Write) => {
+            "the tools matching these words only read, and the query asks to change something: no tool here does that; to read instead, ask with a read verb (list, show, find)"
+        }
+        (0, 1.., Op::Write) => {
+            "the tools matching these words make another kind of change than the query's verb names (create where it asks to delete, say): no tool here does that; search the object alone to see what its tools do"
+        }
+        (1.., 1.., Op::Write) => {
+            "the tools matching these words only read, or make another kind of change than the query's verb names: no tool here does that; search the object alone to see what its tools do"
+        }
+        (1.., _, Op::Read) => {
+            "the tools matching these words all change something, and the query asks to read; to change something, name the action (create, update, delete…)"
+        }
+        _ if ranked.analysis.unmatched.is_empty() => {
+            "the query has only function words; search with 2–4 distinctive action or object words, or send an empty query to browse"
+        }
+        _ => {
+            "no tool plausibly matches these words; try other words for the action or the object, or send an empty query (optionally with connector) to browse"
+        }
+    };
+    hint.to_owned()
 }
 
 /// The words of a connector id, lowercased: split where the search splits

@@ -43,32 +43,18 @@ pub(crate) fn for_each_term(lex: &Lexicon, text: &str, mut f: impl FnMut(&str, &
     )
 }
 
-/// Like [`for_each_term`], and a word split at case boundaries into two or
-/// three parts also yields its joined form, so that a query typed `github`
-/// finds a name written `GitHub` (and `GitHub` finds it through the parts).
+/// The terms of `text` in `mode`, for tests: names and titles index a
+/// short case-split compound (`GitHub`) whole and split (`Both`), so that a
+/// query typed `github` finds a name written `GitHub`; prose indexes it
+/// whole only (`Joined`), or `git` would match every GitHub tool.
 #[cfg(test)]
-pub(crate) fn for_each_index_term(text: &str, mut f: impl FnMut(&str, &str)) {
-    terms(
-        Lexicon::builtin(),
-        &mut Scratch::default(),
-        text,
-        Compounds::Both,
-        |t, s, _, _| f(t, s),
-    )
-}
-
-/// For prose (descriptions): a short compound is a brand or product word
-/// (`GitHub`, `PostgreSQL`), so only its joined form is indexed — its parts
-/// would make `git` match every GitHub tool.
-#[cfg(test)]
-pub(crate) fn for_each_prose_term(text: &str, mut f: impl FnMut(&str, &str)) {
-    terms(
-        Lexicon::builtin(),
-        &mut Scratch::default(),
-        text,
-        Compounds::Joined,
-        |t, s, _, _| f(t, s),
-    )
+pub(crate) fn terms_in(mode: Compounds, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let lex = Lexicon::builtin();
+    terms(lex, &mut Scratch::default(), text, mode, |t, _, _, _| {
+        out.push(t.to_owned())
+    });
+    out
 }
 
 /// Which forms of a short case-split compound (`GitHub`) are emitted.
@@ -459,15 +445,19 @@ mod tests {
 
     #[test]
     fn index_terms_add_the_joined_form_of_short_compounds() {
-        let mut got = Vec::new();
-        for_each_index_term("GitHub repos", |t, _| got.push(t.to_owned()));
-        assert_eq!(got, ["github", "git", "hub", "repository"]);
-        let mut got = Vec::new();
-        for_each_index_term("searchJiraIssuesUsingJql", |t, _| got.push(t.to_owned()));
-        assert_eq!(got.len(), 5, "long identifiers only yield their parts");
-        let mut got = Vec::new();
-        for_each_prose_term("a GitHub repo", |t, _| got.push(t.to_owned()));
-        assert_eq!(got, ["a", "github", "repository"]);
+        assert_eq!(
+            terms_in(Compounds::Both, "GitHub repos"),
+            ["github", "git", "hub", "repository"]
+        );
+        assert_eq!(
+            terms_in(Compounds::Both, "searchJiraIssuesUsingJql").len(),
+            5,
+            "long identifiers only yield their parts"
+        );
+        assert_eq!(
+            terms_in(Compounds::Joined, "a GitHub repo"),
+            ["a", "github", "repository"]
+        );
     }
 
     #[test]

@@ -174,8 +174,8 @@ impl Builder {
     /// A term's synonym lists: with the connector's configured terms (for
     /// names), and the lexicon's when they apply in prose.
     fn lists_of(&mut self, term: &str) -> (Option<u32>, Option<u32>) {
-        let lexicon = self.lex.name_synonyms(term);
-        let prose = !self.lex.prose_synonyms(term).is_empty();
+        let (lexicon, nouns) = self.lex.synonyms(term);
+        let prose = nouns && !lexicon.is_empty();
         let configured = self.configured.get(term);
         if lexicon.is_empty() && configured.is_none() {
             return (None, None);

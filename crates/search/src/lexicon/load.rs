@@ -1,13 +1,13 @@
 //! Reading a lexicon file: its entries (`[words]`, one per word or phrase)
 //! into roles, checked for contradictions and for entries nobody reads.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use connecta_core::config::Diagnostic;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
-use super::{Article, Conjunction, Lexicon, Phrase, PhraseRole, Word};
+use super::{Article, Conjunction, Lexicon, Phrase, PhraseRole, Word, WordMap};
 use crate::op::{Change, Op};
 use crate::tokenize::stem;
 
@@ -330,7 +330,7 @@ fn check_terms(lexicon: &Lexicon) -> Vec<Diagnostic> {
 /// The lexicon of checked entries.
 fn assemble(entries: Entries) -> Lexicon {
     let mut implied: Vec<String> = Vec::new();
-    let mut words = HashMap::new();
+    let mut words = WordMap::default();
     let mut phrases = Vec::new();
     for (key, entry) in &entries {
         let e = &entry.raw;
@@ -403,7 +403,7 @@ fn word(e: &RawEntry, implies: Option<u16>) -> Word {
 /// Each group member's normalized term → the group's other members and its
 /// aliases (`finds`), and whether the group is of nouns (no member is a
 /// verb), whose synonyms apply in descriptions too.
-fn synonyms(entries: &Entries) -> HashMap<Box<str>, (Box<[String]>, bool)> {
+fn synonyms(entries: &Entries) -> WordMap<(Box<[String]>, bool)> {
     let mut groups: BTreeMap<&str, (Vec<&str>, Vec<&str>)> = BTreeMap::new();
     for (key, entry) in entries {
         if let Some(head) = &entry.raw.same {
@@ -413,7 +413,7 @@ fn synonyms(entries: &Entries) -> HashMap<Box<str>, (Box<[String]>, bool)> {
             groups.entry(head).or_default().1.push(key);
         }
     }
-    let mut out = HashMap::new();
+    let mut out = WordMap::default();
     for (members, aliases) in groups.values() {
         let nouns = members.iter().all(|m| {
             entries
@@ -436,7 +436,7 @@ fn synonyms(entries: &Entries) -> HashMap<Box<str>, (Box<[String]>, bool)> {
     out
 }
 
-fn expansions(entries: &Entries) -> HashMap<Box<str>, Box<[String]>> {
+fn expansions(entries: &Entries) -> WordMap<Box<[String]>> {
     entries
         .iter()
         .filter_map(|(key, e)| {

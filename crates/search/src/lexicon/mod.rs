@@ -19,6 +19,7 @@
 mod load;
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use connecta_core::config::Diagnostic;
@@ -34,17 +35,44 @@ pub const BUILTIN: &str = include_str!("../../lexicon.toml");
 pub struct Lexicon {
     /// The entries it was built from (what an extension merges into).
     entries: load::Entries,
-    words: HashMap<Box<str>, Word>,
+    words: WordMap<Word>,
     phrases: Vec<Phrase>,
     /// Normalized term → the terms a name carrying it is also found by,
     /// and whether they apply in descriptions too (noun groups).
-    synonyms: HashMap<Box<str>, (Box<[String]>, bool)>,
+    synonyms: WordMap<(Box<[String]>, bool)>,
     /// Normalized abbreviation → the terms it stands for.
-    expansions: HashMap<Box<str>, Box<[String]>>,
+    expansions: WordMap<Box<[String]>>,
     /// Normalized terms of the generic read verbs (`get`, `list`, …).
     generic: Box<[String]>,
     /// The words `implies` roles name, by [`Word::implies`].
     implied: Box<[String]>,
+}
+
+/// A table by word. Index builds look every distinct word up several
+/// times, so the hash is a cheap multiplicative one (FxHash's): the keys
+/// are the lexicon's own, so no input can crowd one bucket.
+pub(crate) type WordMap<V> = HashMap<Box<str>, V, BuildHasherDefault<WordHasher>>;
+
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// The roles of one word (see the header of `lexicon.toml`).
@@ -175,12 +203,23 @@ impl Lexicon {
 
     /// The terms a name term is also found by (its group's other words and
     /// aliases); empty for other terms.
+    #[cfg(test)]
     pub(crate) fn name_synonyms(&self, term: &str) -> &[String] {
         self.synonyms.get(term).map_or(&[], |(words, _)| words)
     }
 
+    /// The terms a name term is also found by (its group's other words and
+    /// aliases), and whether they apply in descriptions and titles too (a
+    /// group of nouns), in one lookup.
+    pub(crate) fn synonyms(&self, term: &str) -> (&[String], bool) {
+        self.synonyms
+            .get(term)
+            .map_or((&[], false), |(words, nouns)| (words, *nouns))
+    }
+
     /// [`Lexicon::name_synonyms`] for a word of a description or title:
     /// only nouns have them there.
+    #[cfg(test)]
     pub(crate) fn prose_synonyms(&self, term: &str) -> &[String] {
         match self.synonyms.get(term) {
             Some((words, true)) => words,
