@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 mod activity_writer;
+mod migrate;
 #[macro_use]
 mod sql;
 mod postgres;

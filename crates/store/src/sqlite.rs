@@ -15,6 +15,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{QueryBuilder, Row, Sqlite};
 
+use crate::migrate::Migration;
 use crate::{
     AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, Store, StoreError, StoredCatalog,
     VaultRow,
@@ -24,7 +25,7 @@ use crate::{
 pub const DB_FILE: &str = "connecta.db";
 
 /// Schema migrations, applied in order, each exactly once. Append only.
-const MIGRATIONS: &[(i64, &str)] = &[
+const MIGRATIONS: &[Migration] = &[
     (
         1,
         r#"
@@ -158,42 +159,22 @@ impl SqliteStore {
     }
 
     async fn migrate(&self) -> Result<(), StoreError> {
-        sqlx::query(
+        // The write lock from the start: see `migrate`.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        crate::migrate::apply(
+            &mut tx,
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)",
+            MIGRATIONS,
+            crate::sql::question,
         )
-        .execute(&self.pool)
         .await?;
-        for (version, sql) in MIGRATIONS {
-            let mut tx = self.pool.begin().await?;
-            let done: Option<i64> =
-                sqlx::query_scalar("SELECT version FROM schema_migrations WHERE version = ?")
-                    .bind(version)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if done.is_some() {
-                continue;
-            }
-            sqlx::raw_sql(*sql).execute(&mut *tx).await?;
-            sqlx::query("INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, ?)")
-                .bind(version)
-                .bind(now_ms())
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            tracing::debug!(version, "applied store migration");
-        }
+        tx.commit().await?;
         Ok(())
     }
 
     pub async fn close(&self) {
         self.pool.close().await;
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 impl_store!(

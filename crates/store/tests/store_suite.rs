@@ -112,6 +112,29 @@ async fn the_database_file_is_created_and_reopening_is_idempotent() {
     assert_eq!(again.backend(), "sqlite");
 }
 
+/// A gateway and a management command (or several) opening one fresh data
+/// directory at once: each must wait for the other's migrations, not fail
+/// with "database is locked".
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_stores_opened_together_on_a_fresh_file_all_migrate() {
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut opens = tokio::task::JoinSet::new();
+        for _ in 0..8 {
+            let path = dir.path().to_owned();
+            opens.spawn(async move { SqliteStore::open(&path).await });
+        }
+        while let Some(opened) = opens.join_next().await {
+            let store = opened.expect("join").expect("every open migrates or waits");
+            assert_eq!(
+                store.stash_purge_expired(1).await.expect("schema is there"),
+                0
+            );
+            store.close().await;
+        }
+    }
+}
+
 #[tokio::test]
 async fn postgres_replicas_that_start_together_migrate_once_and_share_rows() {
     let cluster = tokio::task::spawn_blocking(PgCluster::start)
