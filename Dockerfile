@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# connecta as a container image: one static-ish binary on a distroless base,
+# connecta as a container image: the one binary on a distroless base,
 # running as an unprivileged user. Build from the repository root:
 #
 #   docker build -t connecta:0.1.0 .
@@ -24,13 +24,17 @@ COPY crates ./crates
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
     cargo build --release --locked -p connecta \
-    && install -D -m 0755 target/release/connecta /out/connecta
+    && install -D -m 0755 target/release/connecta /out/connecta \
+    && install -d /out/data
 
 # --- runtime ----------------------------------------------------------------
 # distroless/cc: glibc, libgcc, CA certificates and /etc/passwd with the
 # `nonroot` user (65532), and nothing else: no shell, no package manager.
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /out/connecta /usr/local/bin/connecta
+# Owned by the runtime user, so a volume mounted here (which starts as a copy
+# of this directory) is writable by it.
+COPY --from=build --chown=65532:65532 /out/data /var/lib/connecta
 # Sandbox workers are this same binary (`connecta __sandbox-worker`); they
 # harden themselves (no-new-privs, rlimits, seccomp) before a program runs.
 USER 65532:65532

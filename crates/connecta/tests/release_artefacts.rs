@@ -494,6 +494,10 @@ fn the_dockerfile_agrees_with_the_workspace_and_the_manifests() {
         user.split(':').next().expect("uid"),
         "the pod runs as the image's user"
     );
+    assert!(
+        dockerfile.contains(&format!("--chown={user} /out/data /var/lib/connecta\n")),
+        "the data directory belongs to the runtime user"
+    );
     assert!(dockerfile.contains("EXPOSE 8787\n"));
     assert!(dockerfile.contains("cargo build --release --locked -p connecta"));
     // What the build copies is all the workspace needs.
