@@ -215,6 +215,14 @@ pub async fn start_provider() -> Provider {
         .route("/admin/{*rest}", any(|| async { "the admin area" }))
         .fallback(|| async { (StatusCode::NOT_FOUND, "no route") })
         .layer(axum::middleware::from_fn_with_state(seen.clone(), record));
+    Provider {
+        port: serve(app).await,
+        seen,
+    }
+}
+
+/// Serve `app` on 127.0.0.1 (an ephemeral port) in this process.
+async fn serve(app: Router) -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind the provider");
@@ -222,7 +230,7 @@ pub async fn start_provider() -> Provider {
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    Provider { port, seen }
+    port
 }
 
 /// The `api` connector wrapping the provider. `extra` goes inside the
@@ -491,12 +499,8 @@ async fn echo(State(seen): State<Arc<Mutex<Vec<Echoed>>>>, req: Request) -> Resp
 pub async fn start_echo_provider() -> EchoProvider {
     let seen: Arc<Mutex<Vec<Echoed>>> = Arc::default();
     let app = Router::new().fallback(any(echo)).with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind the provider");
-    let port = listener.local_addr().expect("addr").port();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    EchoProvider { port, seen }
+    EchoProvider {
+        port: serve(app).await,
+        seen,
+    }
 }
