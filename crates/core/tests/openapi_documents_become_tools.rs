@@ -8,7 +8,8 @@
 use std::collections::HashMap;
 
 use connecta_core::config::{
-    ApiConfig, Config, ConfigError, ConnectorKind, HttpMethod, parse_config_with_files,
+    ApiConfig, Config, ConfigError, ConnectorKind, HttpMethod, STARTER_CONFIG,
+    parse_config_with_files,
 };
 use serde_json::{Value, json};
 
@@ -416,4 +417,21 @@ fn keys_of_other_kinds_are_refused_on_openapi_and_back() {
     )
     .expect_err("no spec");
     assert!(e.to_string().contains("needs `spec`"), "{e}");
+}
+
+#[test]
+fn the_starter_configs_commented_openapi_connector_loads_once_uncommented() {
+    let start = STARTER_CONFIG
+        .find("# An HTTP API described by an OpenAPI")
+        .expect("the starter shows an openapi connector");
+    let uncommented: String = STARTER_CONFIG[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.strip_prefix("# ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let c = load(&format!("[auth]\nopen = false\n{uncommented}"), &[]).expect("loads");
+    assert_eq!(api(&c).tools.len(), 58, "the issues-tagged operations");
+    assert!(c.connectors[0].credential.is_some());
 }
