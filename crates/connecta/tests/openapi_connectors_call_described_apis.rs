@@ -1,7 +1,7 @@
 //! `kind = "openapi"` end to end, through the real binary: real public
 //! OpenAPI documents shipped as fixtures (GitHub's REST description trimmed
 //! to the 58 operations tagged `issues`, OpenAPI 3.0 JSON; the Swagger
-//! Petstore, OpenAPI 3.0 YAML) become tools that `search_tools` finds and
+//! Petstore, OpenAPI 3.0 YAML; and a small 3.1 document) become tools that `search_tools` finds and
 //! `call_tool` calls, against a stand-in provider on loopback that echoes
 //! each request. Writes cross `call_destructive_tool`; the vault credential
 //! is applied; arguments are checked against the schema the document
@@ -278,6 +278,108 @@ overrides.loginUser = {{ read_only = false }}
             .iter()
             .any(|r| r.target.contains("login")),
         "refused before the request"
+    );
+}
+
+/// A small OpenAPI 3.1 document using what 3.1 adds to schemas (type
+/// arrays, `null` in a `oneOf`, a recursive `$ref`) and a HEAD operation;
+/// its `security` is written as a map, a mistake in a part connecta does
+/// not read.
+const NOTES_3_1: &str = r##"openapi: 3.1.0
+info: {title: Notes, version: "1"}
+paths:
+  /notes:
+    get:
+      operationId: listNotes
+      summary: List notes
+      parameters:
+        - {name: tag, in: query, schema: {type: [string, "null"]}}
+        - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 50}}
+      responses:
+        "200": {description: ok}
+      security: {apiKey: []}
+    post:
+      operationId: createNote
+      summary: Create a note
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: "#/components/schemas/Note"}
+      responses: {"201": {description: created}}
+  /notes/{id}:
+    head:
+      operationId: noteExists
+      summary: Whether a note exists
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string, pattern: "^[a-z0-9-]+$"}}
+      responses: {"200": {description: exists}}
+components:
+  schemas:
+    Note:
+      type: object
+      required: [title]
+      properties:
+        title: {type: string, minLength: 1}
+        tags: {type: array, items: {type: string}, uniqueItems: true}
+        parent: {oneOf: [{$ref: "#/components/schemas/Note"}, {type: "null"}]}
+"##;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_three_one_yaml_document_with_type_arrays_recursion_and_head() {
+    let provider = start_echo_provider().await;
+    let docs = tempfile::tempdir().expect("tempdir");
+    let spec = docs.path().join("notes.yaml");
+    std::fs::write(&spec, NOTES_3_1).expect("write");
+    let gw = Gateway::start(&format!(
+        "[[connector]]\nid = \"notes\"\nkind = \"openapi\"\nspec = {}\nbase_url = \"http://127.0.0.1:{}\"\nallow_private_network = true\n",
+        q(&spec.display().to_string()),
+        provider.port
+    ));
+    let health = gw.wait_catalogs().await;
+    assert_eq!(health["connectors"][0]["catalog"]["tools"], 3, "{health}");
+    let client = connect(&gw.url()).await;
+
+    let (v, err) = call_tool(&client, "notes.listNotes", json!({"tag": null, "limit": 5})).await;
+    assert!(!err, "{v}");
+    assert_eq!(v["query"], "limit=5", "a null argument is not sent: {v}");
+    let (v, err) = call_tool(&client, "notes.listNotes", json!({"limit": 500})).await;
+    assert!(err);
+    assert_eq!(code(&v), "invalid_args", "{v}");
+    let (v, err) = call_tool(&client, "notes.noteExists", json!({"id": "abc"})).await;
+    assert!(!err, "HEAD is read-only: {v}");
+    assert_eq!(v, json!({"value": null}), "a HEAD answer has no body");
+    let (v, err) = call_tool(&client, "notes.noteExists", json!({"id": "a/b"})).await;
+    assert!(err);
+    assert_eq!(code(&v), "invalid_args", "the pattern is enforced: {v}");
+    let note =
+        json!({"title": "child", "tags": ["x"], "parent": {"title": "root", "parent": null}});
+    let (v, err) = call_tool(&client, "notes.createNote", note.clone()).await;
+    assert!(err);
+    assert_eq!(code(&v), "destructive_tool_requires_approval", "{v}");
+    let (v, err) = call_destructive(
+        &client,
+        "notes.createNote",
+        json!({"title": "child", "parent": {"title": ""}}),
+    )
+    .await;
+    assert!(err, "the recursive schema is checked all the way down: {v}");
+    assert_eq!(code(&v), "invalid_args");
+    let (v, err) = call_destructive(&client, "notes.createNote", note.clone()).await;
+    assert!(!err, "{v}");
+    assert_eq!(v["body"], note);
+    let seen: Vec<(String, String)> = provider
+        .requests()
+        .into_iter()
+        .map(|r| (r.method, r.target))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("GET".to_owned(), "/notes?limit=5".to_owned()),
+            ("HEAD".to_owned(), "/notes/abc".to_owned()),
+            ("POST".to_owned(), "/notes".to_owned()),
+        ]
     );
 }
 

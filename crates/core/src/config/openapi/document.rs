@@ -126,7 +126,7 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<Document, SpecError> {
             ),
         ));
     }
-    let spec: oas3::Spec = serde_path_to_error::deserialize(&tree).map_err(|e| {
+    let spec: oas3::Spec = serde_path_to_error::deserialize(&model_view(&tree)).map_err(|e| {
         let pointer = pointer_of(e.path());
         SpecError::at(
             &pointer,
@@ -134,6 +134,57 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<Document, SpecError> {
         )
     })?;
     Ok(Document { tree, spec })
+}
+
+/// The parts of the document connecta reads, for the model: operations
+/// without their responses, callbacks, security and servers, and only the
+/// components operations take arguments from. A mistake in a part connecta
+/// never reads (a response, a security requirement written as a map) does
+/// not stop the connector; everything kept keeps its JSON pointer.
+fn model_view(tree: &Value) -> Value {
+    const OPERATIONS: [&str; 8] = [
+        "get", "put", "post", "delete", "options", "head", "patch", "trace",
+    ];
+    const UNREAD: [&str; 5] = [
+        "responses",
+        "callbacks",
+        "security",
+        "servers",
+        "externalDocs",
+    ];
+    let mut view = Map::new();
+    for key in ["openapi", "info"] {
+        if let Some(v) = tree.get(key) {
+            view.insert(key.into(), v.clone());
+        }
+    }
+    if let Some(Value::Object(paths)) = tree.get("paths") {
+        let mut out = Map::new();
+        for (path, item) in paths {
+            let mut item = item.clone();
+            if let Value::Object(fields) = &mut item {
+                fields.remove("servers");
+                for method in OPERATIONS {
+                    if let Some(Value::Object(op)) = fields.get_mut(method) {
+                        for key in UNREAD {
+                            op.remove(key);
+                        }
+                    }
+                }
+            }
+            out.insert(path.clone(), item);
+        }
+        view.insert("paths".into(), Value::Object(out));
+    }
+    if let Some(Value::Object(components)) = tree.get("components") {
+        let kept: Map<String, Value> = components
+            .iter()
+            .filter(|(k, _)| matches!(k.as_str(), "schemas" | "parameters" | "requestBodies"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        view.insert("components".into(), Value::Object(kept));
+    }
+    Value::Object(view)
 }
 
 /// serde's messages end in "at line L column C", which the location
@@ -323,6 +374,15 @@ mod tests {
         assert_eq!(e.at, Location::Pointer("/openapi".into()));
         let e = parse("- a\n", "s.yaml").err().expect("fails");
         assert_eq!(e.at, Location::Document);
+    }
+
+    #[test]
+    fn mistakes_in_parts_never_read_do_not_stop_the_document() {
+        let text = r#"{"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+            "paths": {"/a": {"get": {"security": {"key": []}, "responses": {"200": "fine"}}}},
+            "components": {"securitySchemes": {"k": {"type": "nonsense"}}}}"#;
+        let doc = parse(text, "s.json").expect("parses");
+        assert!(doc.tree["paths"]["/a"]["get"]["responses"].is_object());
     }
 
     #[test]
