@@ -435,3 +435,43 @@ fn the_starter_configs_commented_openapi_connector_loads_once_uncommented() {
     assert_eq!(api(&c).tools.len(), 58, "the issues-tagged operations");
     assert!(c.connectors[0].credential.is_some());
 }
+
+#[test]
+fn operations_that_cannot_be_called_as_documented_are_errors_until_excluded() {
+    let doc = r##"{"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {
+      "/a": {
+        "get": {"operationId": "list.items"},
+        "post": {"operationId": "list-items"},
+        "options": {"operationId": "probe"}
+      },
+      "/b": {
+        "get": {"operationId": "search", "parameters": [
+          {"name": "filter", "in": "query", "style": "deepObject", "schema": {"type": "object"}}
+        ]},
+        "put": {"operationId": "withCookie", "parameters": [
+          {"name": "session", "in": "cookie", "required": true, "schema": {"type": "string"}}
+        ]}
+      }
+    }}"##;
+    let e = load(&connector("d.json", ""), &[("d.json", doc)]).expect_err("four problems");
+    let text = e.to_string();
+    assert_eq!(e.diagnostics.len(), 4, "{text}");
+    for want in [
+        "d.json at /paths/~1a/post: operation \"list-items\" and operation \"list.items\" are both the tool \"list_items\"",
+        "d.json at /paths/~1a/options: operation \"probe\" is an OPTIONS operation",
+        "d.json at /paths/~1b/get/parameters/0: parameter \"filter\" uses a serialization connecta does not send",
+        "d.json at /paths/~1b/put/parameters/0: operation \"withCookie\" needs the cookie \"session\"",
+    ] {
+        assert!(text.contains(want), "want {want:?} in:\n{text}");
+    }
+    let c = load(
+        &connector(
+            "d.json",
+            "exclude_tools = [\"list-items\", \"probe\", \"search\", \"withCookie\"]\n",
+        ),
+        &[("d.json", doc)],
+    )
+    .expect("loads once excluded");
+    let names: Vec<&str> = api(&c).tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["list_items"]);
+}

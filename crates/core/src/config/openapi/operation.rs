@@ -71,7 +71,7 @@ impl Op<'_> {
     pub(super) fn label(&self) -> String {
         match self.operation.operation_id.as_deref() {
             Some(id) if !id.trim().is_empty() => format!("operation \"{id}\""),
-            _ => format!("operation {} {}", self.method.as_str(), self.path),
+            _ => format!("operation {} {}", self.key.to_ascii_uppercase(), self.path),
         }
     }
 }
