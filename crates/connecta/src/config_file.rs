@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use connecta_core::config::{Config, ConfigError, demo_config, parse_config};
+use connecta_core::config::{Config, ConfigError, SpecFiles, demo_config, parse_config_with_files};
 
 pub const DEFAULT_FILE: &str = "connecta.toml";
 
@@ -43,7 +43,32 @@ pub fn read(path: &Path) -> Result<Config, LoadError> {
         .with_context(|| format!("could not read {}", path.display()))
         .map_err(LoadError::Other)?;
     let env = process_env;
-    parse_config(&text, &path.display().to_string(), &env).map_err(LoadError::Invalid)
+    let files = RelativeTo(path.parent().unwrap_or(Path::new(".")));
+    parse_config_with_files(&text, &path.display().to_string(), &env, &files)
+        .map_err(LoadError::Invalid)
+}
+
+/// The largest file a config may name (an OpenAPI document). GitHub's whole
+/// REST description is about 13 MB.
+const MAX_SPEC_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Files named in a config, relative to the config file's directory.
+struct RelativeTo<'a>(&'a Path);
+
+impl SpecFiles for RelativeTo<'_> {
+    fn read(&self, name: &str) -> Result<String, String> {
+        let path = self.0.join(name);
+        let size = std::fs::metadata(&path)
+            .map_err(|e| format!("{} ({e})", path.display()))?
+            .len();
+        if size > MAX_SPEC_BYTES {
+            return Err(format!(
+                "{} is {size} bytes, over {MAX_SPEC_BYTES}",
+                path.display()
+            ));
+        }
+        std::fs::read_to_string(&path).map_err(|e| format!("{} ({e})", path.display()))
+    }
 }
 
 /// `--config FILE` if given; else `./connecta.toml` if it exists; else the

@@ -259,7 +259,8 @@ impl Gateway {
                 .connector
                 .call(&resolved.tool.name, args.clone(), options)
                 .await;
-            connector_time += call_started.elapsed();
+            let took = call_started.elapsed();
+            connector_time += took;
             let result = match result {
                 Ok(r) if r.is_error => Err(self.downstream_error(&connector, &r)),
                 Ok(mut r) => {
@@ -268,6 +269,7 @@ impl Gateway {
                 }
                 Err(e) => Err(self.scrub(e)),
             };
+            resolved.handle.calls.observe(result.as_ref(), took);
             let err = match result {
                 Ok(r) => return done(Ok(r), attempts, connector_time),
                 Err(e) => e,

@@ -16,6 +16,7 @@ mod drain;
 mod framing;
 mod handler;
 mod health;
+mod metrics;
 pub mod oauth;
 pub mod operator;
 mod stdio_framing;
@@ -44,17 +45,21 @@ pub struct AppState {
     pub auth: Arc<auth::Authenticator>,
     /// The operator UI, when it is on and has a secret.
     pub operator: Option<Arc<operator::Operator>>,
+    /// What `/metrics` encodes.
+    metrics: Arc<prometheus_client::registry::Registry>,
 }
 
 impl AppState {
     pub fn new(gateway: Arc<Gateway>) -> AppState {
         let s = &gateway.config.server;
+        let admission = Arc::new(admission::RequestAdmission::new(
+            s.max_concurrent_requests,
+            s.max_queued_requests,
+            s.queue_timeout,
+        ));
         AppState {
-            admission: Arc::new(admission::RequestAdmission::new(
-                s.max_concurrent_requests,
-                s.max_queued_requests,
-                s.queue_timeout,
-            )),
+            metrics: Arc::new(metrics::registry(&gateway, &admission)),
+            admission,
             auth: Arc::new(auth::Authenticator::new(
                 &gateway.config.auth,
                 gateway.store.clone(),
@@ -109,7 +114,7 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
         .route_layer(auth::cors(&state.gateway.config.server.allowed_origins));
     Router::new()
         .route("/health", get(health::health))
-        .route("/metrics", get(health::metrics))
+        .route("/metrics", get(metrics::metrics))
         .route(
             connecta_gateway::oauth_flow::CALLBACK_PATH,
             get(oauth_callback),

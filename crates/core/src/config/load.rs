@@ -31,12 +31,50 @@ impl<F: Fn(&str) -> Option<String>> Env for F {
     }
 }
 
+/// Where the files a config names (an `openapi` connector's `spec`) are read.
+/// The binary reads them relative to the config file's directory; tests pass
+/// a map. `Err` is a message for the person fixing the config ("no such
+/// file").
+pub trait SpecFiles {
+    fn read(&self, path: &str) -> Result<String, String>;
+}
+
+impl SpecFiles for HashMap<String, String> {
+    fn read(&self, path: &str) -> Result<String, String> {
+        self.get(path)
+            .cloned()
+            .ok_or_else(|| "no such file".to_owned())
+    }
+}
+
+/// For callers that read no files: a config naming one is an error.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSpecFiles;
+
+impl SpecFiles for NoSpecFiles {
+    fn read(&self, _path: &str) -> Result<String, String> {
+        Err("files cannot be read here".to_owned())
+    }
+}
+
 /// How many independent problems one pass reports before giving up.
 const MAX_DIAGNOSTICS: usize = 50;
 
 /// Parse, interpolate, validate and lower a config file's text. `file` is the
-/// label used in diagnostics (normally the path as given).
+/// label used in diagnostics (normally the path as given). A config that
+/// names a file (an `openapi` connector's `spec`) needs
+/// [`parse_config_with_files`].
 pub fn parse_config(text: &str, file: &str, env: &dyn Env) -> Result<Config, ConfigError> {
+    parse_config_with_files(text, file, env, &NoSpecFiles)
+}
+
+/// [`parse_config`], reading the files the config names through `files`.
+pub fn parse_config_with_files(
+    text: &str,
+    file: &str,
+    env: &dyn Env,
+    files: &dyn SpecFiles,
+) -> Result<Config, ConfigError> {
     let mut sink = Sink::new(text);
     let fail = |sink: Sink<'_>| ConfigError {
         file: file.to_owned(),
@@ -89,7 +127,7 @@ pub fn parse_config(text: &str, file: &str, env: &dyn Env) -> Result<Config, Con
     let Some(raw) = raw else {
         return Err(fail(sink));
     };
-    let config = lower::lower(raw, &mut sink);
+    let config = lower::lower(raw, files, &mut sink);
     match config {
         Some(config) if sink.is_empty() => Ok(config),
         _ => Err(fail(sink)),

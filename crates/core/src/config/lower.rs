@@ -19,7 +19,11 @@ const MAX_RETENTION_DAYS: u64 = 36_500;
 /// The longest an `ask` approval question may wait for an answer: a day.
 const MAX_APPROVAL_TIMEOUT_MS: u64 = 86_400_000;
 
-pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
+pub(crate) fn lower(
+    raw: RawConfig,
+    files: &dyn super::SpecFiles,
+    sink: &mut Sink<'_>,
+) -> Option<Config> {
     let mut warnings = Vec::new();
     let server = lower_server(raw.server, sink);
     let log = lower_log(raw.log, sink);
@@ -92,7 +96,7 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
     let mut seen: HashMap<String, ()> = HashMap::new();
     for rc in raw.connector {
         let span = rc.span();
-        if let Some(c) = lower_connector(rc.into_inner(), &limits, span.clone(), sink) {
+        if let Some(c) = lower_connector(rc.into_inner(), &limits, span.clone(), files, sink) {
             if seen.insert(c.id.clone(), ()).is_some() {
                 // Reported where the second declaration is.
                 sink.at(span, format!("connector id \"{}\" is declared twice", c.id));
@@ -623,7 +627,12 @@ fn approval_policy(p: &Spanned<String>, sink: &mut Sink<'_>) -> Option<ApprovalP
 
 /// Keys that belong to one connector kind only; present on another kind they
 /// are an error, not silently ignored.
-fn reject_foreign<T>(field: &Option<Spanned<T>>, key: &str, kind: &str, sink: &mut Sink<'_>) {
+pub(super) fn reject_foreign<T>(
+    field: &Option<Spanned<T>>,
+    key: &str,
+    kind: &str,
+    sink: &mut Sink<'_>,
+) {
     if let Some(f) = field {
         sink.at(
             f.span(),
@@ -636,6 +645,7 @@ fn lower_connector(
     raw: RawConnector,
     limits: &Limits,
     span: std::ops::Range<usize>,
+    files: &dyn super::SpecFiles,
     sink: &mut Sink<'_>,
 ) -> Option<ConnectorConfig> {
     let Some(id) = &raw.id else {
@@ -666,16 +676,27 @@ fn lower_connector(
     let kind = match kind_name {
         "mcp" => lower_mcp(&raw, &id_s, span.clone(), sink),
         "api" => lower_api(&raw, &id_s, span.clone(), sink),
+        "openapi" => super::openapi::lower(&raw, &id_s, span.clone(), files, sink),
         other => {
             let s = raw.kind.as_ref().map_or(span.clone(), Spanned::span);
             sink.at(
                 s,
-                format!("connector kind \"{other}\" must be \"mcp\" or \"api\""),
+                format!("connector kind \"{other}\" must be \"mcp\", \"api\" or \"openapi\""),
             );
             None
         }
     };
     let is_api = kind_name == "api";
+    // An openapi connector's include/exclude were applied to the document's
+    // operations (by tool name or operationId) as they were lowered.
+    let (include_tools, exclude_tools) = if kind_name == "openapi" {
+        (Vec::new(), Vec::new())
+    } else {
+        (
+            raw.include_tools.clone().unwrap_or_default(),
+            raw.exclude_tools.clone().unwrap_or_default(),
+        )
+    };
     let raw_overrides = raw.overrides.unwrap_or_default();
     // An api tool's classification is declared with it (`read_only`), never
     // inferred: a second place to change it would be a second truth.
@@ -776,8 +797,8 @@ fn lower_connector(
         result_cap_bytes,
         catalog_ttl: Duration::from_secs(raw.catalog_ttl_secs.unwrap_or(d::CATALOG_TTL_SECS)),
         catalog_stale: Duration::from_secs(raw.catalog_stale_secs.unwrap_or(d::CATALOG_STALE_SECS)),
-        include_tools: raw.include_tools.unwrap_or_default(),
-        exclude_tools: raw.exclude_tools.unwrap_or_default(),
+        include_tools,
+        exclude_tools,
         overrides,
         guide,
         search_terms,
@@ -1063,6 +1084,9 @@ fn lower_mcp(
         );
     }
     reject_foreign(&raw.test, "test", "mcp", sink);
+    reject_foreign(&raw.spec, "spec", "mcp", sink);
+    reject_foreign(&raw.include_tags, "include_tags", "mcp", sink);
+    reject_foreign(&raw.exclude_tags, "exclude_tags", "mcp", sink);
     reject_foreign(&raw.max_response_bytes, "max_response_bytes", "mcp", sink);
     reject_foreign(&raw.max_request_bytes, "max_request_bytes", "mcp", sink);
     if raw.allow_private_network.is_some() {
@@ -1271,17 +1295,10 @@ fn lower_api(
     span: std::ops::Range<usize>,
     sink: &mut Sink<'_>,
 ) -> Option<ConnectorKind> {
-    reject_foreign(&raw.url, "url", "api (use base_url)", sink);
-    reject_foreign(&raw.command, "command", "api", sink);
-    reject_foreign(&raw.start, "start", "api", sink);
-    reject_foreign(&raw.handshake, "handshake", "api", sink);
-    reject_foreign(&raw.restart_backoff_ms, "restart_backoff_ms", "api", sink);
-    if raw.args.is_some() || raw.env.is_some() || raw.cwd.is_some() {
-        sink.at(
-            span.clone(),
-            "`args`, `env` and `cwd` apply only to stdio mcp connectors",
-        );
-    }
+    reject_non_http(raw, "api", span.clone(), sink);
+    reject_foreign(&raw.spec, "spec", "api (use kind = \"openapi\")", sink);
+    reject_foreign(&raw.include_tags, "include_tags", "api", sink);
+    reject_foreign(&raw.exclude_tags, "exclude_tags", "api", sink);
     let Some(base) = &raw.base_url else {
         sink.at(
             span,
@@ -1289,16 +1306,6 @@ fn lower_api(
         );
         return None;
     };
-    let base_url = base.get_ref().trim_end_matches('/').to_owned();
-    // A bad base_url is reported and the tools are still checked.
-    let base_ok = (base_url.starts_with("http://") || base_url.starts_with("https://"))
-        && !base_url.contains(['?', '#']);
-    if !base_ok {
-        sink.at(
-            base.span(),
-            "base_url must be an http(s) URL without query or fragment",
-        );
-    }
     let mut tools = Vec::new();
     let mut names = HashMap::new();
     for t in raw.tool.as_deref().unwrap_or_default() {
@@ -1319,9 +1326,52 @@ fn lower_api(
             format!("connector \"{id}\" declares no [[connector.tool]]"),
         );
     }
+    finish_api(raw, base, tools, None, sink).map(ConnectorKind::Api)
+}
+
+/// Keys of stdio and streamable-HTTP mcp connectors, refused on the HTTP
+/// API kinds (`api`, `openapi`).
+pub(super) fn reject_non_http(
+    raw: &RawConnector,
+    kind: &str,
+    span: std::ops::Range<usize>,
+    sink: &mut Sink<'_>,
+) {
+    reject_foreign(&raw.url, "url", &format!("{kind} (use base_url)"), sink);
+    reject_foreign(&raw.command, "command", kind, sink);
+    reject_foreign(&raw.start, "start", kind, sink);
+    reject_foreign(&raw.handshake, "handshake", kind, sink);
+    reject_foreign(&raw.restart_backoff_ms, "restart_backoff_ms", kind, sink);
+    if raw.args.is_some() || raw.env.is_some() || raw.cwd.is_some() {
+        sink.at(
+            span,
+            "`args`, `env` and `cwd` apply only to stdio mcp connectors",
+        );
+    }
+}
+
+/// What `api` and `openapi` connectors share once their tools are known:
+/// the base URL, `[connector.test]`, headers and size limits.
+pub(super) fn finish_api(
+    raw: &RawConnector,
+    base: &Spanned<String>,
+    tools: Vec<ApiTool>,
+    spec: Option<String>,
+    sink: &mut Sink<'_>,
+) -> Option<ApiConfig> {
+    let base_url = base.get_ref().trim_end_matches('/').to_owned();
+    // A bad base_url is reported and the rest is still checked.
+    let base_ok = (base_url.starts_with("http://") || base_url.starts_with("https://"))
+        && !base_url.contains(['?', '#']);
+    if !base_ok {
+        sink.at(
+            base.span(),
+            "base_url must be an http(s) URL without query or fragment",
+        );
+    }
     let test = raw.test.as_ref().and_then(|t| {
         let v = t.get_ref();
-        if !names.contains_key(&v.tool) {
+        if !tools.iter().any(|tool| tool.name == v.tool) {
             sink.at(
                 t.span(),
                 format!("test.tool \"{}\" is not a tool of this connector", v.tool),
@@ -1348,7 +1398,8 @@ fn lower_api(
         .as_ref()
         .and_then(|m| positive(m, "max_request_bytes", sink))
         .unwrap_or(d::API_MAX_REQUEST_BYTES) as usize;
-    base_ok.then_some(ConnectorKind::Api(ApiConfig {
+    base_ok.then_some(ApiConfig {
+        spec,
         base_url,
         allow_private_network: raw.allow_private_network.unwrap_or(false),
         headers,
@@ -1356,7 +1407,7 @@ fn lower_api(
         max_request_bytes,
         tools,
         test,
-    }))
+    })
 }
 
 fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiTool> {
@@ -1387,6 +1438,7 @@ fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiToo
         None => Some(HttpMethod::Get),
         Some((m, s)) => match m.as_str() {
             "GET" => Some(HttpMethod::Get),
+            "HEAD" => Some(HttpMethod::Head),
             "POST" => Some(HttpMethod::Post),
             "PUT" => Some(HttpMethod::Put),
             "PATCH" => Some(HttpMethod::Patch),
@@ -1394,7 +1446,7 @@ fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiToo
             _ => {
                 sink.at(
                     s,
-                    format!("method \"{m}\" must be GET, POST, PUT, PATCH or DELETE"),
+                    format!("method \"{m}\" must be GET, HEAD, POST, PUT, PATCH or DELETE"),
                 );
                 None
             }
@@ -1514,6 +1566,7 @@ fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiToo
         path: path.get_ref().clone(),
         query,
         body,
+        body_arg: None,
         header_args,
         headers: tool_headers,
         input_schema,

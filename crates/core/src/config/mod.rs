@@ -10,6 +10,7 @@ mod catalog_key;
 mod diagnostics;
 mod load;
 mod lower;
+mod openapi;
 pub mod raw;
 mod starter;
 
@@ -20,7 +21,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use diagnostics::{ConfigError, Diagnostic};
-pub use load::{Env, parse_config};
+pub use load::{Env, NoSpecFiles, SpecFiles, parse_config, parse_config_with_files};
 pub use starter::{DEMO_CONNECTOR_ID, STARTER_CONFIG, demo_config};
 
 use crate::policy::Annotations;
@@ -280,6 +281,7 @@ impl ConnectorKind {
     pub fn as_str(&self) -> &'static str {
         match self {
             ConnectorKind::Mcp(_) => "mcp",
+            ConnectorKind::Api(a) if a.spec.is_some() => "openapi",
             ConnectorKind::Api(_) => "api",
         }
     }
@@ -346,8 +348,13 @@ pub struct CredentialSlot {
     pub help: Option<String>,
 }
 
+/// An `api` connector, or an `openapi` one: its operations are lowered to
+/// the same [`ApiTool`]s at config load, so both have one call path.
 #[derive(Debug, Clone)]
 pub struct ApiConfig {
+    /// For `kind = "openapi"`: the document the tools came from, as written
+    /// in the config file.
+    pub spec: Option<String>,
     pub base_url: String,
     pub allow_private_network: bool,
     pub headers: Vec<(String, Secret)>,
@@ -361,6 +368,7 @@ pub struct ApiConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HttpMethod {
     Get,
+    Head,
     Post,
     Put,
     Patch,
@@ -371,6 +379,7 @@ impl HttpMethod {
     pub fn as_str(self) -> &'static str {
         match self {
             HttpMethod::Get => "GET",
+            HttpMethod::Head => "HEAD",
             HttpMethod::Post => "POST",
             HttpMethod::Put => "PUT",
             HttpMethod::Patch => "PATCH",
@@ -391,6 +400,10 @@ pub struct ApiTool {
     pub query: Vec<String>,
     /// Arguments sent in the JSON body. Empty for GET/DELETE unless listed.
     pub body: Vec<String>,
+    /// The argument whose value is the whole JSON body (an `openapi`
+    /// operation whose body is not an object of named members). Never set
+    /// together with `body`.
+    pub body_arg: Option<String>,
     /// Argument name → header name.
     pub header_args: Vec<(String, String)>,
     pub headers: Vec<(String, Secret)>,

@@ -172,6 +172,11 @@ pub struct RawConnector {
     pub tool: Option<Vec<S<RawApiTool>>>,
     pub test: Option<S<RawApiTest>>,
 
+    // openapi (and the api keys above but `tool`)
+    pub spec: Option<S<String>>,
+    pub include_tags: Option<S<Vec<String>>>,
+    pub exclude_tags: Option<S<Vec<String>>>,
+
     // credential slot (vault)
     pub credential: Option<S<RawCredential>>,
     // downstream OAuth (mcp over HTTP)
