@@ -295,33 +295,21 @@ async fn with_a_shared_database_no_vault_key_is_generated() {
         ),
     )
     .expect("config");
-    let (status, out, err) = api_support::cli(
-        &[
-            "credential",
-            "set",
-            "prov",
-            "--config",
-            &config.display().to_string(),
-        ],
-        "prov-TOKEN-7f3a9c1e5b2d48aa\n",
-        &[(URL_VAR, &url)],
-    );
+    let config = config.display().to_string();
+    let set = |env: &[(&str, &str)]| {
+        api_support::cli(
+            &["credential", "set", "prov", "--config", &config],
+            "prov-TOKEN-7f3a9c1e5b2d48aa\n",
+            env,
+        )
+    };
+    let (status, out, err) = set(&[(URL_VAR, &url)]);
     assert!(!status.success(), "{out}{err}");
     assert!(err.contains("CONNECTA_VAULT_KEY"), "{err}");
     assert!(!dir.path().join("data/vault.key").exists());
 
     // With the key every replica shares, the same command works.
-    let (status, out, err) = api_support::cli(
-        &[
-            "credential",
-            "set",
-            "prov",
-            "--config",
-            &config.display().to_string(),
-        ],
-        "prov-TOKEN-7f3a9c1e5b2d48aa\n",
-        &[(URL_VAR, &url), ("CONNECTA_VAULT_KEY", VAULT_KEY)],
-    );
+    let (status, out, err) = set(&[(URL_VAR, &url), ("CONNECTA_VAULT_KEY", VAULT_KEY)]);
     assert!(status.success(), "{out}{err}");
     assert!(!dir.path().join("data/vault.key").exists());
 }

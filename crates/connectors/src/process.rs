@@ -214,7 +214,7 @@ mod landlock {
         if hidden.iter().any(|h| h.parent().is_none()) {
             return Err(std::io::Error::other("cannot hide the root directory"));
         }
-        let plan = super::grants(Path::new("/"), &hidden)?;
+        let plan = super::grants(Path::new("/"), hidden)?;
         for (path, kind) in plan {
             let rights = match kind {
                 Grant::Everything => handled,
