@@ -149,6 +149,8 @@ impl Gateway {
         keys: KeyLocation,
     ) -> Result<Arc<Gateway>, StartError> {
         let config = Arc::new(config);
+        // What stdio children must not reach: the gateway's own files.
+        let hidden = vec![data_dir(&config, None), keys.file.clone()];
         let keys = Arc::new(KeyCache::new(keys));
         let redactor = Redactor::process();
         for t in &config.auth.bearer_tokens {
@@ -200,7 +202,7 @@ impl Gateway {
                 }),
                 (None, None) => None,
             };
-            let connector = build_connector(&c, &redactor, binding)?;
+            let connector = build_connector(&c, &redactor, binding, &hidden)?;
             let catalog = Arc::new(CatalogCell::new(
                 connector.clone(),
                 c.clone(),
@@ -459,6 +461,7 @@ fn build_connector(
     c: &ConnectorConfig,
     redactor: &Redactor,
     credential: Option<CredentialBinding>,
+    hidden_paths: &[PathBuf],
 ) -> Result<DynConnector, StartError> {
     register_config_secrets(c, redactor);
     match &c.kind {
@@ -468,6 +471,7 @@ fn build_connector(
                 start: m.start,
                 backoff_min: m.restart_backoff_min,
                 backoff_max: m.restart_backoff_max,
+                hidden_paths: hidden_paths.to_vec(),
                 ..McpOptions::default()
             };
             Ok(Arc::new(McpConnector::with_credential(

@@ -17,6 +17,7 @@ mod migrate;
 #[macro_use]
 mod sql;
 mod postgres;
+mod private_files;
 mod sqlite;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -26,6 +27,7 @@ use connecta_core::activity::{ActivityEvent, Actor, ApprovalDecision, Outcome, S
 
 pub use activity_writer::{ActivitySink, ActivityWriter};
 pub use postgres::PgStore;
+pub use private_files::{create_private_dir, restrict_file};
 pub use sqlite::SqliteStore;
 
 /// The store a config names: PostgreSQL at `postgres_url` when one is set

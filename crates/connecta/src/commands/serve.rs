@@ -43,6 +43,9 @@ pub async fn run(
     }
     let data_dir = connecta_gateway::data_dir(&loaded.config, loaded.dir());
     let store = crate::commands::open_store(&loaded.config, &data_dir).await?;
+    // From here on the data directory is named as resolved, so the gateway
+    // (which hides it from stdio children) finds it whatever its cwd.
+    loaded.config.server.data_dir = data_dir.display().to_string();
     if !stdio {
         warn_if_nobody_can_connect(&loaded.config, store.as_ref()).await;
     }

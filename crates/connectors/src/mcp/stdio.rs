@@ -72,6 +72,9 @@ pub(crate) struct ChildSpec {
     pub(crate) args: Vec<String>,
     pub(crate) env: Vec<(String, Secret)>,
     pub(crate) cwd: Option<String>,
+    /// Paths the child must not reach (the gateway's data directory and
+    /// vault key file); see `process::hide_paths`.
+    pub(crate) hidden: Vec<PathBuf>,
 }
 
 /// The supervisor is waiting out a backoff: the last attempt failed (or the
@@ -393,6 +396,7 @@ fn spawn_child(spec: &ChildSpec) -> std::io::Result<Child> {
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
+    crate::process::hide_paths(&mut cmd, &spec.hidden)?;
     crate::process::die_with_parent(&mut cmd);
     cmd.spawn()
 }

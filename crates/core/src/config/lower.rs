@@ -897,6 +897,7 @@ fn lower_connector_oauth(
             .as_ref()
             .map(|s| Secret::new(s.get_ref().clone())),
         authorization_server: o.authorization_server.as_ref().map(|a| a.get_ref().clone()),
+        allow_private_network: o.allow_private_network.unwrap_or(false),
     })
 }
 

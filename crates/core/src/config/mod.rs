@@ -229,6 +229,10 @@ pub struct ConnectorOAuth {
     /// The issuer, when the server does not publish protected-resource
     /// metadata.
     pub authorization_server: Option<String>,
+    /// Discovery, registration and token requests may go to private
+    /// networks and this host by name (otherwise only IP literals written
+    /// in `url` or `authorization_server` reach that close).
+    pub allow_private_network: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

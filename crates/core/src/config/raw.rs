@@ -224,6 +224,7 @@ pub struct RawConnectorOAuth {
     pub client_id: Option<String>,
     pub client_secret: Option<S<String>>,
     pub authorization_server: Option<S<String>>,
+    pub allow_private_network: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
