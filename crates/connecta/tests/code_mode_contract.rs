@@ -369,14 +369,14 @@ async fn s7_s8_y2_batch_runs_in_parallel_with_typed_outcomes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn e1_e6_a_caught_error_is_typed_and_an_escaped_one_keeps_its_type_even_wrapped() {
+async fn e1_e6_a_caught_error_is_typed_and_an_escaped_one_keeps_its_type_as_a_cause() {
     let (_gw, c) = gateway().await;
     let v = ok(&c, "async () => { try { await connecta.call('demo.delete_note', {id: 1}); } catch (e) { return [e instanceof Error, e.code, e.retryable]; } }").await;
     assert_eq!(
         v,
         json!([true, "destructive_tool_requires_approval", false])
     );
-    let e = fails(&c, "async () => { try { await connecta.call('demo.get_note', {id: 'x'}); } catch (e) { throw new Error('while reading: ' + e.message); } }").await;
+    let e = fails(&c, "async () => { try { await connecta.call('demo.get_note', {id: 'x'}); } catch (e) { throw new Error('while reading: ' + e.message, {cause: e}); } }").await;
     assert_eq!(
         e["code"], "invalid_args",
         "the wrapped failure keeps its type: {e}"
@@ -599,8 +599,8 @@ async fn l4_l8_the_host_call_budget_is_twenty_and_does_not_refill() {
     .await;
     let a = v.as_array().expect("array");
     assert_eq!(a.iter().filter(|x| *x == "ok").count(), 20, "{v}");
-    assert_eq!(a[20], "connector_call_failed");
-    assert_eq!(a[21], "connector_call_failed");
+    assert_eq!(a[20], "budget_exceeded");
+    assert_eq!(a[21], "budget_exceeded");
     let e = fails(
         &c,
         "async () => { for (let i = 0; i < 21; i++) await connecta.call('demo.note_stats'); }",
@@ -610,6 +610,8 @@ async fn l4_l8_the_host_call_budget_is_twenty_and_does_not_refill() {
         e["message"].as_str().expect("m").contains("budget of 20"),
         "{e}"
     );
+    assert_eq!(e["code"], "budget_exceeded", "{e}");
+    assert_eq!(e["budget"], "host_calls", "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
