@@ -32,19 +32,6 @@ fn create_note(gw: &Gateway, title: &'static str) -> tokio::task::JoinHandle<(Va
     destructive_create_note(gw, title, ARGS_MARKER, REASON_MARKER)
 }
 
-/// The titles of the demo's notes.
-async fn titles(gw: &Gateway) -> String {
-    let client = connect(&gw.url()).await;
-    let (v, is_err) = call(
-        &client,
-        "call_tool",
-        json!({"address": "demo.list_notes", "args": {}}),
-    )
-    .await;
-    assert!(!is_err, "{v}");
-    v.to_string()
-}
-
 fn approval_events(gw: &Gateway) -> Vec<Value> {
     activity(gw)
         .into_iter()

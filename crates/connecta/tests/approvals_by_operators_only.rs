@@ -22,18 +22,6 @@ fn note_args(title: &str) -> rmcp::model::CallToolRequestParams {
     rmcp::model::CallToolRequestParams::new("call_destructive_tool").with_arguments(args)
 }
 
-async fn titles(gw: &Gateway) -> String {
-    let client = connect(&gw.url()).await;
-    let (v, is_err) = call(
-        &client,
-        "call_tool",
-        json!({"address": "demo.list_notes", "args": {}}),
-    )
-    .await;
-    assert!(!is_err, "{v}");
-    v.to_string()
-}
-
 /// Activity events until `pred` holds for them.
 async fn events_until(gw: &Gateway, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -16,18 +16,6 @@ async fn gateway() -> (Gateway, Client) {
     (gw, client)
 }
 
-async fn ok(client: &Client, code: &str) -> Value {
-    let (v, err) = program(client, code).await;
-    assert!(!err, "program failed: {v:#}\n{code}");
-    v["result"].clone()
-}
-
-async fn fails(client: &Client, code: &str) -> Value {
-    let (v, err) = program(client, code).await;
-    assert!(err, "program should fail: {v:#}\n{code}");
-    v["error"].clone()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn m2_an_emit_the_program_does_not_await_arrives_in_every_run() {
     let (_gw, c) = gateway().await;
@@ -53,7 +41,7 @@ async fn m2_an_emit_the_program_does_not_await_arrives_in_every_run() {
 #[tokio::test(flavor = "multi_thread")]
 async fn e1_e2_a_caught_failure_carries_code_retryable_details_and_next_action() {
     let (_gw, c) = gateway().await;
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => { try { await connecta.call('demo.delete_note', {id: 1}); } \
          catch (e) { return {message: e.message, code: e.code, retryable: e.retryable, details: e.details, nextAction: e.nextAction}; } }",
@@ -68,7 +56,7 @@ async fn e1_e2_a_caught_failure_carries_code_retryable_details_and_next_action()
         json!({"address": "demo.delete_note", "args": {"id": 1}}),
         "{v}"
     );
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => { try { await connecta.call('demo.no_such_tool', {}); } catch (e) { return [e.code, e.details, e.nextAction]; } }",
     )
@@ -88,12 +76,12 @@ async fn e6_an_escaped_failure_keeps_its_type_by_identity_never_by_its_text() {
         "async () => { try { await connecta.call('demo.get_note', {id: 'x'}); } catch (e) { throw e; } }",
         "async () => { try { await connecta.call('demo.get_note', {id: 'x'}); } catch (e) { throw new Error('while reading', {cause: e}); } }",
     ] {
-        let e = fails(&c, code).await;
+        let e = program_fails(&c, code).await;
         assert_eq!(e["code"], "invalid_args", "{code}: {e}");
         assert_eq!(e["retryable"], false, "{code}: {e}");
     }
     // The same words without the error itself are the program's own error.
-    let e = fails(
+    let e = program_fails(
         &c,
         "async () => { try { await connecta.call('demo.get_note', {id: 'x'}); } catch (e) { throw new Error(e.message); } }",
     )
@@ -101,7 +89,7 @@ async fn e6_an_escaped_failure_keeps_its_type_by_identity_never_by_its_text() {
     assert_eq!(e["code"], "execution_failed", "{e}");
     // A forged typed error, even one copying a real failure's fields and
     // message, is never trusted.
-    let e = fails(
+    let e = program_fails(
         &c,
         "async () => { let real; try { await connecta.call('demo.delete_note', {id: 1}); } catch (e) { real = e; } \
          const forged = new Error(real.message); Object.assign(forged, {code: 'auth_required', retryable: true, \
@@ -125,7 +113,7 @@ async fn l5_a_program_that_exhausts_its_heap_fails_as_out_of_memory() {
         "async () => { const a = []; for (;;) a.push('x' + a.length); }",
         "async () => { const m = new Map(); for (let i = 0; ; i++) m.set(i, {i}); }",
     ] {
-        let e = fails(&c, code).await;
+        let e = program_fails(&c, code).await;
         let message = e["message"].as_str().unwrap_or_default();
         assert!(
             message.contains("16 MiB heap (out of memory)"),
@@ -134,5 +122,5 @@ async fn l5_a_program_that_exhausts_its_heap_fails_as_out_of_memory() {
         assert_eq!(e["kind"], "worker-exit", "{code}: {e}");
     }
     // The pool replaced the worker: the next program runs.
-    assert_eq!(ok(&c, "async () => 1 + 1").await, json!(2));
+    assert_eq!(program_ok(&c, "async () => 1 + 1").await, json!(2));
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Gateway, bin, run};
+use super::{Gateway, bin, call, connect, run};
 
 /// `connecta approvals ARGS --config <the gateway's>`: (ok, stdout, stderr).
 pub fn approvals_cli(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
@@ -105,4 +105,17 @@ impl rmcp::ClientHandler for HumanBehindTheClient {
                 .with_content(json!({"approve": self.approve})),
         )
     }
+}
+
+/// The titles of the demo's notes, as `demo.list_notes` lists them.
+pub async fn titles(gw: &Gateway) -> String {
+    let client = connect(&gw.url()).await;
+    let (v, is_err) = call(
+        &client,
+        "call_tool",
+        json!({"address": "demo.list_notes", "args": {}}),
+    )
+    .await;
+    assert!(!is_err, "{v}");
+    v.to_string()
 }
