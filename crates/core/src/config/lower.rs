@@ -52,6 +52,12 @@ pub(crate) fn lower(
             .as_ref()
             .and_then(|p| approval_policy(p, sink))
             .unwrap_or(ApprovalPolicy::Host),
+        approvers: raw
+            .approvals
+            .approvers
+            .as_ref()
+            .and_then(|a| approvers(a, sink))
+            .unwrap_or(Approvers::OperatorOrClient),
         timeout: Duration::from_millis(match &raw.approvals.timeout_ms {
             Some(v) if !(1_000..=MAX_APPROVAL_TIMEOUT_MS).contains(v.get_ref()) => {
                 sink.at(
@@ -625,6 +631,40 @@ fn approval_policy(p: &Spanned<String>, sink: &mut Sink<'_>) -> Option<ApprovalP
     }
 }
 
+/// `approvers`: `["operator"]`, or `["operator", "client"]` in any order.
+fn approvers(a: &Spanned<Vec<String>>, sink: &mut Sink<'_>) -> Option<Approvers> {
+    let mut client = false;
+    let mut operator = false;
+    for who in a.get_ref() {
+        match who.as_str() {
+            "operator" => operator = true,
+            "client" => client = true,
+            other => {
+                sink.at(
+                    a.span(),
+                    format!(
+                        "approvers may name \"operator\" and \"client\", not \"{}\"",
+                        crate::error::clamp_text(other, 64)
+                    ),
+                );
+                return None;
+            }
+        }
+    }
+    if !operator {
+        sink.at(
+            a.span(),
+            "approvers must include \"operator\": an operator can always answer from the UI or the CLI",
+        );
+        return None;
+    }
+    Some(if client {
+        Approvers::OperatorOrClient
+    } else {
+        Approvers::Operator
+    })
+}
+
 /// Keys that belong to one connector kind only; present on another kind they
 /// are an error, not silently ignored.
 pub(super) fn reject_foreign<T>(
@@ -788,6 +828,7 @@ fn lower_connector(
         .and_then(|m| positive(m, "max_concurrency", sink))
         .map(|m| m as usize);
     let approval = raw.approval.as_ref().and_then(|p| approval_policy(p, sink));
+    let approvers = raw.approvers.as_ref().and_then(|a| approvers(a, sink));
     let kind = kind.filter(|_| id_ok)?;
     Some(ConnectorConfig {
         id: id_s,
@@ -805,6 +846,7 @@ fn lower_connector(
         max_concurrency,
         rate_limit,
         approval,
+        approvers,
         credential,
         oauth,
     })

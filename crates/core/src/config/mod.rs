@@ -157,9 +157,21 @@ impl ApprovalPolicy {
     }
 }
 
+/// Who may answer an `ask` question. An operator (UI, CLI) always may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approvers {
+    /// Only an operator: the calling client is never asked, and an answer
+    /// it sends itself is refused.
+    Operator,
+    /// An operator, or the caller's own human through MCP elicitation
+    /// (stdio) or an `input_required` result (2026-07-28 over HTTP).
+    OperatorOrClient,
+}
+
 #[derive(Debug, Clone)]
 pub struct ApprovalsConfig {
     pub policy: ApprovalPolicy,
+    pub approvers: Approvers,
     pub timeout: Duration,
 }
 
@@ -211,6 +223,8 @@ pub struct ConnectorConfig {
     pub max_concurrency: Option<usize>,
     pub rate_limit: Option<RateLimit>,
     pub approval: Option<ApprovalPolicy>,
+    /// Who answers this connector's `ask` questions (else `approvals.approvers`).
+    pub approvers: Option<Approvers>,
     pub credential: Option<CredentialSlot>,
     pub oauth: Option<ConnectorOAuth>,
 }

@@ -134,6 +134,7 @@ pub struct RawCode {
 #[serde(deny_unknown_fields)]
 pub struct RawApprovals {
     pub policy: Option<S<String>>,
+    pub approvers: Option<S<Vec<String>>>,
     pub timeout_ms: Option<S<u64>>,
 }
 
@@ -197,6 +198,7 @@ pub struct RawConnector {
     pub max_concurrency: Option<S<u64>>,
     pub rate_limit: Option<S<RawRateLimit>>,
     pub approval: Option<S<String>>,
+    pub approvers: Option<S<Vec<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -34,6 +34,7 @@ open = true
 # [approvals]
 # policy = "host"                # host: the MCP client asks its human; ask: connecta asks one
 #                                #   (connecta approvals approve ID); never: refuse every destructive call
+# approvers = ["operator", "client"]   # ask: who may answer; ["operator"] never asks the calling client
 # timeout_ms = 120000            # ask: how long a question waits for an answer
 
 # [operator]                     # the web UI at /ui

@@ -8,6 +8,7 @@
 
 mod diagnostics;
 mod envelope;
+mod guest_call;
 mod host;
 mod shortcuts;
 
@@ -245,12 +246,12 @@ impl Gateway {
             Some(failure) => {
                 let discarded = host.emitted_count();
                 let mut err = match failure.kind {
-                    FailureKind::Exception => {
-                        host.recognize(&failure.message).unwrap_or_else(|| {
-                            ToolError::new(ErrorCode::ExecutionFailed, failure.message.clone())
-                                .detail("kind", "exception")
-                        })
-                    }
+                    // An escaped host failure keeps its type (E1, E6).
+                    FailureKind::Exception => match failure.host_error {
+                        Some(h) => host::escaped(*h),
+                        None => ToolError::new(ErrorCode::ExecutionFailed, failure.message)
+                            .detail("kind", "exception"),
+                    },
                     FailureKind::Abort => ToolError::new(
                         ErrorCode::ExecutorCancelled,
                         "the program was stopped because the request was cancelled",
