@@ -259,6 +259,30 @@ fn lower_server(raw: RawServer, sink: &mut Sink<'_>) -> ServerConfig {
             d::MAX_REQUEST_BYTES,
             sink,
         ) as usize,
+        request_header_timeout: Duration::from_millis(opt_positive(
+            &raw.request_header_timeout_ms,
+            "server.request_header_timeout_ms",
+            d::REQUEST_HEADER_TIMEOUT_MS,
+            sink,
+        )),
+        request_body_timeout: Duration::from_millis(opt_positive(
+            &raw.request_body_timeout_ms,
+            "server.request_body_timeout_ms",
+            d::REQUEST_BODY_TIMEOUT_MS,
+            sink,
+        )),
+        max_batch_messages: opt_positive(
+            &raw.max_batch_messages,
+            "server.max_batch_messages",
+            d::MAX_BATCH_MESSAGES,
+            sink,
+        ) as usize,
+        max_batch_answer_bytes: opt_positive(
+            &raw.max_batch_answer_bytes,
+            "server.max_batch_answer_bytes",
+            d::MAX_BATCH_ANSWER_BYTES,
+            sink,
+        ) as usize,
     }
 }
 
@@ -524,6 +548,18 @@ fn lower_limits(raw: RawLimits, sink: &mut Sink<'_>) -> Limits {
             d::STASH_TTL_SECS,
             sink,
         )),
+        stash_caller_quota_bytes: opt_positive(
+            &raw.stash_caller_quota_bytes,
+            "limits.stash_caller_quota_bytes",
+            d::STASH_CALLER_QUOTA_BYTES,
+            sink,
+        ),
+        stash_total_quota_bytes: opt_positive(
+            &raw.stash_total_quota_bytes,
+            "limits.stash_total_quota_bytes",
+            d::STASH_TOTAL_QUOTA_BYTES,
+            sink,
+        ),
         max_retry_after: Duration::from_millis(
             raw.max_retry_after_ms.unwrap_or(d::MAX_RETRY_AFTER_MS),
         ),
