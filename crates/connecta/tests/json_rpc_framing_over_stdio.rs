@@ -75,3 +75,53 @@ fn lines_that_are_not_messages_are_answered_and_the_session_goes_on() {
     assert_eq!(by_id(json!(3))[0]["result"], json!({}), "{answers:?}");
     assert!(by_id(json!(5)).is_empty(), "a batch element was run");
 }
+
+#[test]
+fn tools_call_with_params_of_the_wrong_shape_is_invalid_params() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = stdio_config(dir.path(), "");
+    let mut child = Command::new(bin())
+        .args(["serve", "--stdio", "--config"])
+        .arg(&config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn connecta --stdio");
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": 7}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "skills", "arguments": [1]}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"}),
+    ];
+    let mut stdin = child.stdin.take().expect("stdin");
+    for line in &input {
+        writeln!(stdin, "{line}").expect("write");
+    }
+    stdin.flush().expect("flush");
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(stdin);
+    let out = child.wait_with_output().expect("exit");
+    let answers: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line out is JSON"))
+        .collect();
+    let code = |id: i64| {
+        answers
+            .iter()
+            .find(|a| a["id"] == id)
+            .map(|a| a["error"]["code"].clone())
+            .unwrap_or_else(|| panic!("no answer to {id}: {answers:?}"))
+    };
+    assert_eq!(code(2), -32602, "{answers:?}");
+    assert_eq!(code(3), -32602, "{answers:?}");
+    assert_eq!(
+        code(4),
+        -32601,
+        "an unknown method stays -32601: {answers:?}"
+    );
+}
