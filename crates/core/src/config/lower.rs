@@ -203,11 +203,8 @@ fn lower_server(raw: RawServer, sink: &mut Sink<'_>) -> ServerConfig {
     let public_url = match &raw.public_url {
         Some(u) => {
             let s = u.get_ref().trim_end_matches('/').to_owned();
-            if !(s.starts_with("http://") || s.starts_with("https://")) {
-                sink.at(
-                    u.span(),
-                    "server.public_url must start with http:// or https://",
-                );
+            if let Some(problem) = http_url_problem(&s) {
+                sink.at(u.span(), format!("server.public_url {problem}"));
             }
             s
         }
@@ -321,6 +318,20 @@ fn display_host(addr: SocketAddr) -> String {
         format!("localhost:{}", addr.port())
     } else {
         addr.to_string()
+    }
+}
+
+/// Why `text` is not an http(s) URL with a host the gateway can reach
+/// (`http://`, a port over 65535, a space in the host…), or `None`. The
+/// reason never quotes the value, which may carry a secret.
+fn http_url_problem(text: &str) -> Option<String> {
+    match url::Url::parse(text) {
+        Err(e) => Some(format!("is not a valid URL ({e})")),
+        Ok(u) if !matches!(u.scheme(), "http" | "https") => {
+            Some("must start with http:// or https://".into())
+        }
+        Ok(u) if u.host_str().is_none_or(str::is_empty) => Some("has no host".into()),
+        Ok(_) => None,
     }
 }
 
@@ -462,6 +473,10 @@ fn lower_oauth(raw: Spanned<RawOAuth>, sink: &mut Sink<'_>) -> Option<OAuthConfi
     // Kept exactly as written: `iss` is compared with the issuer as is.
     let url = |v: &Spanned<String>, key: &str, sink: &mut Sink<'_>| -> Option<String> {
         let text = v.get_ref().clone();
+        if let Some(problem) = http_url_problem(&text) {
+            sink.at(v.span(), format!("auth.oauth.{key} {problem}"));
+            return None;
+        }
         let ok = text.starts_with("https://")
             || (text.starts_with("http://") && host_of(&text).is_some_and(is_loopback_host));
         if !ok {
@@ -896,7 +911,10 @@ fn lower_connector_oauth(
         let has_host = host_of(text).is_some_and(|h| !h.is_empty());
         let loopback_http =
             text.starts_with("http://") && host_of(text).is_some_and(is_loopback_host);
-        if !has_host || !(text.starts_with("https://") || loopback_http) {
+        if let Some(problem) = http_url_problem(text) {
+            sink.at(a.span(), format!("oauth.authorization_server {problem}"));
+            ok = false;
+        } else if !has_host || !(text.starts_with("https://") || loopback_http) {
             sink.at(
                 a.span(),
                 "oauth.authorization_server must be an https:// URL (http:// only on a loopback host)",
@@ -1110,8 +1128,8 @@ fn lower_mcp(
     let transport = match (&raw.url, &raw.command) {
         (Some(url), None) => {
             let u = url.get_ref();
-            if !(u.starts_with("http://") || u.starts_with("https://")) {
-                sink.at(url.span(), "url must start with http:// or https://");
+            if let Some(problem) = http_url_problem(u) {
+                sink.at(url.span(), format!("connector \"{id}\": `url` {problem}"));
                 return None;
             }
             for (present, key) in [
@@ -1327,12 +1345,19 @@ fn lower_api(
     };
     let base_url = base.get_ref().trim_end_matches('/').to_owned();
     // A bad base_url is reported and the tools are still checked.
-    let base_ok = (base_url.starts_with("http://") || base_url.starts_with("https://"))
-        && !base_url.contains(['?', '#']);
-    if !base_ok {
+    let problem = http_url_problem(&base_url).or_else(|| {
+        let u = url::Url::parse(&base_url).ok()?;
+        let extra = u.query().is_some()
+            || u.fragment().is_some()
+            || !u.username().is_empty()
+            || u.password().is_some();
+        extra.then(|| "must have no query, fragment or user info".to_owned())
+    });
+    let base_ok = problem.is_none();
+    if let Some(problem) = problem {
         sink.at(
             base.span(),
-            "base_url must be an http(s) URL without query or fragment",
+            format!("connector \"{id}\": `base_url` {problem}"),
         );
     }
     let mut tools = Vec::new();
