@@ -341,3 +341,41 @@ input_schema = { type = "object" }
         assert!(err.contains(&format!("{p}{e}")), "{e}\n{err}");
     }
 }
+
+#[test]
+fn a_schema_that_does_not_compile_is_located_and_reported_with_the_other_problems() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    let body = r#"[server]
+listen = "not an address"
+
+[[connector]]
+id = "api1"
+kind = "api"
+base_url = "https://api.example.com"
+[[connector.tool]]
+name = "broken"
+description = "d"
+read_only = true
+path = "/x"
+input_schema = { type = "object", properties = { a = { type = "no-such-type" } } }
+output_schema = { type = 12 }
+[[connector.tool]]
+name = "undescribed"
+read_only = true
+path = "/y"
+input_schema = { type = "object" }
+"#;
+    let (status, out, err) = check_file(&path, body);
+    assert!(!status.success(), "stdout: {out}");
+    let p = path.display().to_string();
+    for e in [
+        ":2:10: server.listen",
+        ":13:16: tool \"broken\": input_schema does not compile",
+        ":14:17: tool \"broken\": output_schema does not compile",
+        ":15:1: a [[connector.tool]] needs `description`",
+    ] {
+        assert!(err.contains(&format!("{p}{e}")), "{e}\n{err}");
+    }
+    assert!(err.contains("4 problems found"), "{err}");
+}

@@ -1438,6 +1438,30 @@ fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiToo
     );
     need(raw.path.is_some(), "path", sink);
     need(raw.input_schema.is_some(), "input_schema", sink);
+    // Schemas are compiled here, not first at boot, so a broken one is
+    // reported at its place and together with every other problem.
+    let tool_name = raw.name.as_ref().map_or("?", |n| n.get_ref().as_str());
+    for (key, schema) in [
+        ("input_schema", &raw.input_schema),
+        ("output_schema", &raw.output_schema),
+    ] {
+        let Some(schema) = schema else { continue };
+        let json = toml_to_json(schema.get_ref());
+        if !json.is_object() {
+            continue;
+        }
+        if let Err(e) = jsonschema::validator_for(&json) {
+            sink.at(
+                schema.span(),
+                format!(
+                    "tool \"{}\": {key} does not compile: {}",
+                    crate::error::clamp_text(tool_name, 128),
+                    crate::error::clamp_text(&e.to_string(), 200)
+                ),
+            );
+            ok = false;
+        }
+    }
     // The method and the path are checked even when a key is missing, so
     // one `check` shows every problem of the tool.
     let method = match raw
