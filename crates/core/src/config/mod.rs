@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use diagnostics::{ConfigError, Diagnostic};
-pub use load::{Env, parse_config};
+pub use load::{Env, Scope, parse_config, parse_config_for};
 pub use starter::{DEMO_CONNECTOR_ID, STARTER_CONFIG, demo_config};
 
 use crate::policy::Annotations;
