@@ -339,3 +339,19 @@ async fn tools_call_with_params_of_the_wrong_shape_is_invalid_params() {
     let (_, _, text) = post_raw(&gw, &body.to_string(), &[V0326]).await;
     assert_eq!(json_of(&text)["error"]["code"], -32601, "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_response_posted_alone_is_refused_with_an_id() {
+    let gw = Gateway::start(&demo_connector());
+    let (status, ct, text) = post_raw(
+        &gw,
+        r#"{"jsonrpc": "2.0", "id": 9, "result": {}}"#,
+        &[V0326],
+    )
+    .await;
+    assert_eq!(status, 400, "{text}");
+    assert_eq!(ct.as_deref(), Some("application/json"));
+    let v = json_of(&text);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert_eq!(v["id"], 9, "JSON-RPC errors carry an id: {v}");
+}

@@ -41,9 +41,10 @@ const BATCH_VERSIONS: [&str; 2] = ["2024-11-05", "2025-03-26"];
 /// Messages of one batch in flight at once through rmcp.
 pub(crate) const BATCH_CONCURRENCY: usize = 16;
 
-/// serde_json's own nesting limit: a body nested deeper is not JSON it
-/// would read, so it is one parse error for the whole batch.
-const MAX_DEPTH: usize = 128;
+/// serde_json's own nesting limit (it reads 127 levels, not 128): a body
+/// nested deeper is not JSON it would read, so it is one parse error for
+/// the whole batch.
+pub(crate) const MAX_DEPTH: usize = 127;
 
 pub(crate) async fn batch<S, B>(
     inner: S,

@@ -203,8 +203,23 @@ where
                 .unwrap_or_else(|_| "Bad Request".into());
             return error_response(peek_id(&bytes), -32600, &text);
         }
+        if response.status() == StatusCode::BAD_REQUEST {
+            // rmcp's JSON-RPC error about the message (a response posted to
+            // this stateless server) has no `id`; JSON-RPC wants `null`.
+            return with_id(response, peek_id(&bytes)).await;
+        }
         response
     }
+}
+
+/// A JSON-RPC error answer given the `id` it lacks (and its status kept).
+async fn with_id(response: Response<Body>, id: Value) -> Response<Body> {
+    let status = response.status();
+    let Some(Value::Object(mut error)) = body_json(response).await else {
+        return error_response(id, -32600, "Invalid Request");
+    };
+    error.entry("id").or_insert(id);
+    json_response(status, &Value::Object(error))
 }
 
 /// The whole body, within the size bound and the body deadline; otherwise
@@ -238,6 +253,9 @@ async fn read_body(body: Body, limits: FramingLimits) -> Result<Bytes, Response<
 /// The `id` of a single message, when it is one JSON-RPC allows; `null`
 /// otherwise (not JSON, a batch, no id). Only the top level is read.
 pub(crate) fn peek_id(bytes: &[u8]) -> Value {
+    if first_byte(bytes) != Some(b'{') {
+        return Value::Null;
+    }
     #[derive(serde::Deserialize)]
     struct Peek<'a> {
         #[serde(borrow)]

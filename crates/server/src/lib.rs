@@ -16,6 +16,8 @@ mod connections;
 mod convert;
 mod drain;
 mod framing;
+#[cfg(test)]
+mod framing_properties;
 mod handler;
 mod health;
 pub mod oauth;

@@ -10,6 +10,8 @@ mod catalog_key;
 mod diagnostics;
 mod load;
 mod lower;
+#[cfg(test)]
+mod properties;
 pub mod raw;
 mod starter;
 
