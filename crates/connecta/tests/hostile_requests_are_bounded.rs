@@ -52,6 +52,35 @@ fn tools_list_batch(n: usize) -> String {
 
 const V0326: (&str, &str) = ("MCP-Protocol-Version", "2025-03-26");
 
+/// The server's peak RSS so far, asserted under 100 MB.
+fn rss_peak_under_100_mb(gw: &Gateway, before: u64) -> u64 {
+    let peak = status_kib(gw.pid(), "VmHWM");
+    eprintln!("RSS before {before} kB, peak {peak} kB");
+    assert!(
+        peak < 100 * 1024,
+        "the server's RSS peaked at {peak} kB (before the batch: {before} kB)"
+    );
+    peak
+}
+
+/// Waits (15 s at most) for the server's RSS to come back within 20% of
+/// `before`.
+async fn rss_returns_near(gw: &Gateway, before: u64, peak: u64) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let now = status_kib(gw.pid(), "VmRSS");
+        if now * 5 <= before * 6 {
+            eprintln!("RSS after {now} kB");
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "RSS stayed at {now} kB after the batch (before: {before} kB, peak {peak} kB)"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// The counter `name` from `/metrics`.
 async fn metric(gw: &Gateway, name: &str) -> u64 {
     let text = reqwest::get(format!("{}/metrics", gw.base()))
@@ -79,12 +108,7 @@ async fn a_ten_thousand_message_batch_keeps_rss_under_100_mb_and_gives_it_back()
     let attack = tools_list_batch(10_000);
     assert!(attack.len() > 500_000, "{} bytes", attack.len());
     let (status, text) = post(&gw, attack, &[V0326]).await;
-    let peak = status_kib(gw.pid(), "VmHWM");
-    eprintln!("RSS before {before} kB, peak {peak} kB");
-    assert!(
-        peak < 100 * 1024,
-        "the server's RSS peaked at {peak} kB (before the batch: {before} kB)"
-    );
+    let peak = rss_peak_under_100_mb(&gw, before);
     // Refused whole, before any of it ran.
     assert_eq!(status, 400, "{}", &text[..text.len().min(300)]);
     let v: Value = serde_json::from_str(&text).expect("a JSON-RPC error");
@@ -96,19 +120,7 @@ async fn a_ten_thousand_message_batch_keeps_rss_under_100_mb_and_gives_it_back()
         "{v}"
     );
     // Back within 20% of where it was.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let now = status_kib(gw.pid(), "VmRSS");
-        if now * 5 <= before * 6 {
-            eprintln!("RSS after {now} kB");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "RSS stayed at {now} kB after the batch (before: {before} kB, peak {peak} kB)"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    rss_returns_near(&gw, before, peak).await;
     // And the gateway still serves.
     let (status, _) = post(
         &gw,
@@ -152,25 +164,8 @@ async fn a_batch_allowed_10_000_messages_is_held_by_its_answer_budget() {
     let admitted_now = metric(&gw, "connecta_requests_admitted_total").await;
     assert_eq!(admitted_now - admitted, ran as u64);
 
-    let peak = status_kib(gw.pid(), "VmHWM");
-    eprintln!("RSS before {before} kB, peak {peak} kB");
-    assert!(
-        peak < 100 * 1024,
-        "the server's RSS peaked at {peak} kB (before the batch: {before} kB)"
-    );
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let now = status_kib(gw.pid(), "VmRSS");
-        if now * 5 <= before * 6 {
-            eprintln!("RSS after {now} kB");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "RSS stayed at {now} kB after the batch (before: {before} kB, peak {peak} kB)"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let peak = rss_peak_under_100_mb(&gw, before);
+    rss_returns_near(&gw, before, peak).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
