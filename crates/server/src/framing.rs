@@ -205,7 +205,8 @@ where
         }
         if response.status() == StatusCode::BAD_REQUEST {
             // rmcp's JSON-RPC error about the message (a response posted to
-            // this stateless server) has no `id`; JSON-RPC wants `null`.
+            // this stateless server) has no `id`: it gets the message's
+            // (`null` when it has none), as JSON-RPC wants one there.
             return with_id(response, peek_id(&bytes)).await;
         }
         response
