@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use connecta_core::config::{Config, ConfigError, SpecFiles, demo_config, parse_config_with_files};
+use connecta_core::config::{Config, ConfigError, Scope, SpecFiles, demo_config, parse_config_for};
 
 pub const DEFAULT_FILE: &str = "connecta.toml";
 
@@ -38,13 +38,13 @@ fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-pub fn read(path: &Path) -> Result<Config, LoadError> {
+pub fn read(path: &Path, scope: Scope<'_>) -> Result<Config, LoadError> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("could not read {}", path.display()))
         .map_err(LoadError::Other)?;
     let env = process_env;
     let files = RelativeTo(path.parent().unwrap_or(Path::new(".")));
-    parse_config_with_files(&text, &path.display().to_string(), &env, &files)
+    parse_config_for(&text, &path.display().to_string(), &env, scope, &files)
         .map_err(LoadError::Invalid)
 }
 
@@ -74,8 +74,18 @@ impl SpecFiles for RelativeTo<'_> {
 /// `--config FILE` if given; else `./connecta.toml` if it exists; else the
 /// built-in demo config (only when `allow_demo`).
 pub fn load(explicit: Option<PathBuf>, allow_demo: bool) -> Result<Loaded, LoadError> {
+    load_for(explicit, allow_demo, Scope::Everything)
+}
+
+/// [`load`], reading only what a management command uses (`scope`), so
+/// `${ENV}` references it does not read need not be set.
+pub fn load_for(
+    explicit: Option<PathBuf>,
+    allow_demo: bool,
+    scope: Scope<'_>,
+) -> Result<Loaded, LoadError> {
     if let Some(path) = explicit {
-        let config = read(&path)?;
+        let config = read(&path, scope)?;
         return Ok(Loaded {
             config,
             path: Some(path),
@@ -83,7 +93,7 @@ pub fn load(explicit: Option<PathBuf>, allow_demo: bool) -> Result<Loaded, LoadE
     }
     let default = PathBuf::from(DEFAULT_FILE);
     if default.exists() {
-        let config = read(&default)?;
+        let config = read(&default, scope)?;
         return Ok(Loaded {
             config,
             path: Some(default),

@@ -55,7 +55,7 @@ call_tool {address, args?, fields?, resultMode?, timeoutMs?, maxRetries?}
 - fields: dot paths to keep, [] walks arrays: ["items[].id", "total"]. Paths that match nothing are reported.
 - resultMode "mcp" (default) passes the tool's content through; "value" returns its JSON value.
 - maxRetries 0-2 retries transient failures of read-only tools, honouring Retry-After.
-- A result larger than the cap comes back as {truncated, resultId, head, nextAction}: page it with get_result {id, offset} until nextOffset is absent.
+- A result larger than the cap comes back as {truncated, resultId, head, nextAction}: page it with get_result {id, offset} until nextOffset is absent. With the result stash full it is {truncated, stashed: false, head} and cannot be paged: project with fields.
 
 call_destructive_tool {address, args?, reason?, ...} runs anything, including writes. Say why in reason: a human approver may see it. It is never sent to the tool.
 

@@ -11,9 +11,13 @@
 pub mod access_tokens;
 mod admission;
 mod auth;
+mod batch;
+mod connections;
 mod convert;
 mod drain;
 mod framing;
+#[cfg(test)]
+mod framing_properties;
 mod handler;
 mod health;
 mod metrics;
@@ -22,7 +26,6 @@ pub mod operator;
 mod stdio_framing;
 
 use std::future::Future;
-use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,6 +50,10 @@ pub struct AppState {
     pub operator: Option<Arc<operator::Operator>>,
     /// What `/metrics` encodes.
     metrics: Arc<prometheus_client::registry::Registry>,
+    /// Gives freed memory back to the system, called (off the async
+    /// workers) after a request that needed a lot of it; the binary passes
+    /// the allocator's, this crate has no `unsafe`.
+    pub release_memory: Option<fn()>,
 }
 
 impl AppState {
@@ -67,7 +74,15 @@ impl AppState {
             )),
             gateway,
             operator: None,
+            release_memory: None,
         }
+    }
+
+    /// Call `release` after a request that needed many MB (see
+    /// `release_memory`).
+    pub fn with_memory_release(mut self, release: fn()) -> AppState {
+        self.release_memory = Some(release);
+        self
     }
 
     /// Serve the operator UI at `/ui`, signed in to with `secret`.
@@ -77,7 +92,8 @@ impl AppState {
     }
 }
 
-/// The full HTTP router: `/mcp` (auth, then admission, then MCP), and the
+/// The full HTTP router: `/mcp` (auth, then framing and admission, then
+/// MCP), and the
 /// unqueued `/health` and `/metrics`.
 pub fn router(state: AppState, cancel: CancellationToken) -> Router {
     let server = ConnectaServer::new(state.gateway.clone());
@@ -101,12 +117,16 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
     );
     // `route_layer`: auth, admission and CORS guard `/mcp` only; any other
     // path is a plain 404 (not a 401 that suggests something is there).
+    // Admission is inside framing: a request is admitted once its body has
+    // arrived, and each message of a batch on its own.
+    let framed = framing::Framing::new(
+        mcp,
+        state.admission.clone(),
+        framing::FramingLimits::of(s),
+        state.release_memory,
+    );
     let mcp_routes = Router::new()
-        .nest_service("/mcp", framing::Framing::new(mcp, s.max_request_bytes))
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            admission::admit,
-        ))
+        .nest_service("/mcp", framed)
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::authenticate,
@@ -237,18 +257,17 @@ pub async fn serve_http(
     let app = router(state, drop_unanswered.clone());
     let signalled = CancellationToken::new();
     let on_signal = signalled.clone();
-    let server = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            on_signal.cancel();
-        })
-        .into_future();
+    let header_timeout = gateway.config.server.request_header_timeout;
+    let server = connections::serve(listener, app, header_timeout, async move {
+        shutdown.await;
+        on_signal.cancel();
+    });
     let mut server = std::pin::pin!(server);
     tokio::select! {
         r = &mut server => return r,
         () = signalled.cancelled() => {}
     }
-    // axum now holds only the connections of requests in flight, and ends
+    // The server now holds only the connections of requests in flight, and ends
     // once each has written its response.
     if let Some(r) = drain::drain(&mut server, &gateway, grace).await {
         return r;

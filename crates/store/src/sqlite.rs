@@ -17,8 +17,8 @@ use sqlx::{QueryBuilder, Row, Sqlite};
 
 use crate::migrate::Migration;
 use crate::{
-    AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, Store, StoreError, StoredCatalog,
-    VaultRow,
+    AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, StashQuota, Store, StoreError,
+    StoredCatalog, VaultRow,
 };
 
 /// The store's file name inside the data directory.

@@ -101,7 +101,8 @@ pub async fn run(
         // and a human one on stderr.
         println!("{{\"type\":\"ready\",\"port\":{}}}", local.port());
         eprintln!("connecta is listening: connect your MCP client to http://{local}/mcp");
-        let mut state = AppState::new(gateway.clone());
+        let mut state = AppState::new(gateway.clone())
+            .with_memory_release(crate::allocator::release_free_memory);
         if let Some((secret, from)) = &operator {
             state = state.with_operator(secret);
             eprintln!(

@@ -60,12 +60,28 @@ impl SpecFiles for NoSpecFiles {
 /// How many independent problems one pass reports before giving up.
 const MAX_DIAGNOSTICS: usize = 50;
 
+/// What of the file a command reads, so the `${ENV}` references it does
+/// not read need not be set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// `serve` and `check`: everything.
+    Everything,
+    /// Management commands that open the store (and the vault key) only:
+    /// `[server]` but `data_dir`, `[auth]`, `[operator]` and the connectors
+    /// are not read.
+    Store,
+    /// `credential`: the store, and the connectors without the values they
+    /// send (`headers`, `env`, a tool's `headers`, `oauth.client_secret`),
+    /// except the connector `whole` names, which is read entirely.
+    Credentials { whole: Option<&'a str> },
+}
+
 /// Parse, interpolate, validate and lower a config file's text. `file` is the
 /// label used in diagnostics (normally the path as given). A config that
 /// names a file (an `openapi` connector's `spec`) needs
 /// [`parse_config_with_files`].
 pub fn parse_config(text: &str, file: &str, env: &dyn Env) -> Result<Config, ConfigError> {
-    parse_config_with_files(text, file, env, &NoSpecFiles)
+    parse_config_for(text, file, env, Scope::Everything, &NoSpecFiles)
 }
 
 /// [`parse_config`], reading the files the config names through `files`.
@@ -73,6 +89,18 @@ pub fn parse_config_with_files(
     text: &str,
     file: &str,
     env: &dyn Env,
+    files: &dyn SpecFiles,
+) -> Result<Config, ConfigError> {
+    parse_config_for(text, file, env, Scope::Everything, files)
+}
+
+/// [`parse_config_with_files`] reading only what `scope` needs: what it
+/// leaves out is neither interpolated nor checked (and takes its default).
+pub fn parse_config_for(
+    text: &str,
+    file: &str,
+    env: &dyn Env,
+    scope: Scope<'_>,
     files: &dyn SpecFiles,
 ) -> Result<Config, ConfigError> {
     let mut sink = Sink::new(text);
@@ -88,6 +116,7 @@ pub fn parse_config_with_files(
             return Err(fail(sink));
         }
     };
+    prune(table.get_mut(), scope);
     interpolate_table(table.get_mut(), env, &mut sink);
 
     let mut removed: Vec<String> = Vec::new();
@@ -131,6 +160,70 @@ pub fn parse_config_with_files(
     match config {
         Some(config) if sink.is_empty() => Ok(config),
         _ => Err(fail(sink)),
+    }
+}
+
+/// Drop what `scope` does not read, before anything is interpolated.
+fn prune(table: &mut DeTable<'_>, scope: Scope<'_>) {
+    let whole = match scope {
+        Scope::Everything => return,
+        Scope::Store => {
+            table.remove("connector");
+            None
+        }
+        Scope::Credentials { whole } => whole,
+    };
+    table.remove("auth");
+    table.remove("operator");
+    if let Some(server) = table.get_mut("server")
+        && let DeValue::Table(server) = server.get_mut()
+    {
+        retain(server, |k| k == "data_dir");
+    }
+    let Some(connectors) = table.get_mut("connector") else {
+        return;
+    };
+    let DeValue::Array(connectors) = connectors.get_mut() else {
+        return;
+    };
+    for connector in connectors.iter_mut() {
+        let DeValue::Table(c) = connector.get_mut() else {
+            continue;
+        };
+        let id = c.get("id").and_then(|v| match v.get_ref() {
+            DeValue::String(s) => Some(s.to_string()),
+            _ => None,
+        });
+        if whole.is_some() && id.as_deref() == whole {
+            continue;
+        }
+        c.remove("headers");
+        c.remove("env");
+        if let Some(oauth) = c.get_mut("oauth")
+            && let DeValue::Table(oauth) = oauth.get_mut()
+        {
+            oauth.remove("client_secret");
+        }
+        if let Some(tools) = c.get_mut("tool")
+            && let DeValue::Array(tools) = tools.get_mut()
+        {
+            for tool in tools.iter_mut() {
+                if let DeValue::Table(tool) = tool.get_mut() {
+                    tool.remove("headers");
+                }
+            }
+        }
+    }
+}
+
+fn retain(table: &mut DeTable<'_>, keep: impl Fn(&str) -> bool) {
+    let gone: Vec<String> = table
+        .iter()
+        .map(|(k, _)| k.get_ref().to_string())
+        .filter(|k| !keep(k))
+        .collect();
+    for k in gone {
+        table.remove(k.as_str());
     }
 }
 

@@ -213,11 +213,8 @@ fn lower_server(raw: RawServer, sink: &mut Sink<'_>) -> ServerConfig {
     let public_url = match &raw.public_url {
         Some(u) => {
             let s = u.get_ref().trim_end_matches('/').to_owned();
-            if !(s.starts_with("http://") || s.starts_with("https://")) {
-                sink.at(
-                    u.span(),
-                    "server.public_url must start with http:// or https://",
-                );
+            if let Some(problem) = http_url_problem(&s) {
+                sink.at(u.span(), format!("server.public_url {problem}"));
             }
             s
         }
@@ -269,6 +266,30 @@ fn lower_server(raw: RawServer, sink: &mut Sink<'_>) -> ServerConfig {
             d::MAX_REQUEST_BYTES,
             sink,
         ) as usize,
+        request_header_timeout: Duration::from_millis(opt_positive(
+            &raw.request_header_timeout_ms,
+            "server.request_header_timeout_ms",
+            d::REQUEST_HEADER_TIMEOUT_MS,
+            sink,
+        )),
+        request_body_timeout: Duration::from_millis(opt_positive(
+            &raw.request_body_timeout_ms,
+            "server.request_body_timeout_ms",
+            d::REQUEST_BODY_TIMEOUT_MS,
+            sink,
+        )),
+        max_batch_messages: opt_positive(
+            &raw.max_batch_messages,
+            "server.max_batch_messages",
+            d::MAX_BATCH_MESSAGES,
+            sink,
+        ) as usize,
+        max_batch_answer_bytes: opt_positive(
+            &raw.max_batch_answer_bytes,
+            "server.max_batch_answer_bytes",
+            d::MAX_BATCH_ANSWER_BYTES,
+            sink,
+        ) as usize,
     }
 }
 
@@ -307,6 +328,20 @@ fn display_host(addr: SocketAddr) -> String {
         format!("localhost:{}", addr.port())
     } else {
         addr.to_string()
+    }
+}
+
+/// Why `text` is not an http(s) URL with a host the gateway can reach
+/// (`http://`, a port over 65535, a space in the host…), or `None`. The
+/// reason never quotes the value, which may carry a secret.
+fn http_url_problem(text: &str) -> Option<String> {
+    match url::Url::parse(text) {
+        Err(e) => Some(format!("is not a valid URL ({e})")),
+        Ok(u) if !matches!(u.scheme(), "http" | "https") => {
+            Some("must start with http:// or https://".into())
+        }
+        Ok(u) if u.host_str().is_none_or(str::is_empty) => Some("has no host".into()),
+        Ok(_) => None,
     }
 }
 
@@ -448,6 +483,10 @@ fn lower_oauth(raw: Spanned<RawOAuth>, sink: &mut Sink<'_>) -> Option<OAuthConfi
     // Kept exactly as written: `iss` is compared with the issuer as is.
     let url = |v: &Spanned<String>, key: &str, sink: &mut Sink<'_>| -> Option<String> {
         let text = v.get_ref().clone();
+        if let Some(problem) = http_url_problem(&text) {
+            sink.at(v.span(), format!("auth.oauth.{key} {problem}"));
+            return None;
+        }
         let ok = text.starts_with("https://")
             || (text.starts_with("http://") && host_of(&text).is_some_and(is_loopback_host));
         if !ok {
@@ -534,6 +573,18 @@ fn lower_limits(raw: RawLimits, sink: &mut Sink<'_>) -> Limits {
             d::STASH_TTL_SECS,
             sink,
         )),
+        stash_caller_quota_bytes: opt_positive(
+            &raw.stash_caller_quota_bytes,
+            "limits.stash_caller_quota_bytes",
+            d::STASH_CALLER_QUOTA_BYTES,
+            sink,
+        ),
+        stash_total_quota_bytes: opt_positive(
+            &raw.stash_total_quota_bytes,
+            "limits.stash_total_quota_bytes",
+            d::STASH_TOTAL_QUOTA_BYTES,
+            sink,
+        ),
         max_retry_after: Duration::from_millis(
             raw.max_retry_after_ms.unwrap_or(d::MAX_RETRY_AFTER_MS),
         ),
@@ -923,7 +974,10 @@ fn lower_connector_oauth(
         let has_host = host_of(text).is_some_and(|h| !h.is_empty());
         let loopback_http =
             text.starts_with("http://") && host_of(text).is_some_and(is_loopback_host);
-        if !has_host || !(text.starts_with("https://") || loopback_http) {
+        if let Some(problem) = http_url_problem(text) {
+            sink.at(a.span(), format!("oauth.authorization_server {problem}"));
+            ok = false;
+        } else if !has_host || !(text.starts_with("https://") || loopback_http) {
             sink.at(
                 a.span(),
                 "oauth.authorization_server must be an https:// URL (http:// only on a loopback host)",
@@ -1141,8 +1195,8 @@ fn lower_mcp(
     let transport = match (&raw.url, &raw.command) {
         (Some(url), None) => {
             let u = url.get_ref();
-            if !(u.starts_with("http://") || u.starts_with("https://")) {
-                sink.at(url.span(), "url must start with http:// or https://");
+            if let Some(problem) = http_url_problem(u) {
+                sink.at(url.span(), format!("connector \"{id}\": `url` {problem}"));
                 return None;
             }
             for (present, key) in [
@@ -1369,7 +1423,7 @@ fn lower_api(
             format!("connector \"{id}\" declares no [[connector.tool]]"),
         );
     }
-    finish_api(raw, base, tools, None, sink).map(ConnectorKind::Api)
+    finish_api(raw, id, base, tools, None, sink).map(ConnectorKind::Api)
 }
 
 /// Keys of stdio and streamable-HTTP mcp connectors, refused on the HTTP
@@ -1397,6 +1451,7 @@ pub(super) fn reject_non_http(
 /// the base URL, `[connector.test]`, headers and size limits.
 pub(super) fn finish_api(
     raw: &RawConnector,
+    id: &str,
     base: &Spanned<String>,
     tools: Vec<ApiTool>,
     spec: Option<String>,
@@ -1404,12 +1459,19 @@ pub(super) fn finish_api(
 ) -> Option<ApiConfig> {
     let base_url = base.get_ref().trim_end_matches('/').to_owned();
     // A bad base_url is reported and the rest is still checked.
-    let base_ok = (base_url.starts_with("http://") || base_url.starts_with("https://"))
-        && !base_url.contains(['?', '#']);
-    if !base_ok {
+    let problem = http_url_problem(&base_url).or_else(|| {
+        let u = url::Url::parse(&base_url).ok()?;
+        let extra = u.query().is_some()
+            || u.fragment().is_some()
+            || !u.username().is_empty()
+            || u.password().is_some();
+        extra.then(|| "must have no query, fragment or user info".to_owned())
+    });
+    let base_ok = problem.is_none();
+    if let Some(problem) = problem {
         sink.at(
             base.span(),
-            "base_url must be an http(s) URL without query or fragment",
+            format!("connector \"{id}\": `base_url` {problem}"),
         );
     }
     let test = raw.test.as_ref().and_then(|t| {
@@ -1471,6 +1533,30 @@ fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiToo
     );
     need(raw.path.is_some(), "path", sink);
     need(raw.input_schema.is_some(), "input_schema", sink);
+    // Schemas are compiled here, not first at boot, so a broken one is
+    // reported at its place and together with every other problem.
+    let tool_name = raw.name.as_ref().map_or("?", |n| n.get_ref().as_str());
+    for (key, schema) in [
+        ("input_schema", &raw.input_schema),
+        ("output_schema", &raw.output_schema),
+    ] {
+        let Some(schema) = schema else { continue };
+        let json = toml_to_json(schema.get_ref());
+        if !json.is_object() {
+            continue;
+        }
+        if let Err(e) = jsonschema::validator_for(&json) {
+            sink.at(
+                schema.span(),
+                format!(
+                    "tool \"{}\": {key} does not compile: {}",
+                    crate::error::clamp_text(tool_name, 128),
+                    crate::error::clamp_text(&e.to_string(), 200)
+                ),
+            );
+            ok = false;
+        }
+    }
     // The method and the path are checked even when a key is missing, so
     // one `check` shows every problem of the tool.
     let method = match raw

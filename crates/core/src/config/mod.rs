@@ -11,6 +11,8 @@ mod diagnostics;
 mod load;
 mod lower;
 mod openapi;
+#[cfg(test)]
+mod properties;
 pub mod raw;
 mod starter;
 
@@ -21,7 +23,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use diagnostics::{ConfigError, Diagnostic};
-pub use load::{Env, NoSpecFiles, SpecFiles, parse_config, parse_config_with_files};
+pub use load::{
+    Env, NoSpecFiles, Scope, SpecFiles, parse_config, parse_config_for, parse_config_with_files,
+};
 pub use starter::{DEMO_CONNECTOR_ID, STARTER_CONFIG, demo_config};
 
 use crate::policy::Annotations;
@@ -61,6 +65,19 @@ pub struct ServerConfig {
     pub queue_timeout: Duration,
     pub shutdown_grace: Duration,
     pub max_request_bytes: usize,
+    /// How long a client may take to send a request's headers (HTTP/1);
+    /// past it the connection is closed.
+    pub request_header_timeout: Duration,
+    /// How long a client may take to send a request's body. A body is read
+    /// whole before the request asks for an admission slot, so a slow
+    /// client holds a place in the queue for at most this long, never a slot.
+    pub request_body_timeout: Duration,
+    /// Messages one JSON-RPC batch may carry; a longer batch is refused
+    /// before any of it runs.
+    pub max_batch_messages: usize,
+    /// Bytes of answers one batch may gather; past it, the messages not yet
+    /// started are answered with an error instead of being run.
+    pub max_batch_answer_bytes: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +121,11 @@ pub struct Limits {
     pub max_call_timeout: Duration,
     pub result_cap_bytes: usize,
     pub stash_ttl: Duration,
+    /// Bytes of unexpired stashed results one caller may hold; a result
+    /// that would pass it is answered truncated, without a `resultId`.
+    pub stash_caller_quota_bytes: u64,
+    /// Bytes of unexpired stashed results all callers together may hold.
+    pub stash_total_quota_bytes: u64,
     /// Downstream `Retry-After` windows longer than this are declined, never
     /// shortened (contract Y4).
     pub max_retry_after: Duration,
@@ -451,10 +473,16 @@ pub mod defaults {
     pub const QUEUE_TIMEOUT_MS: u64 = 5_000;
     pub const SHUTDOWN_GRACE_MS: u64 = 10_000;
     pub const MAX_REQUEST_BYTES: u64 = 4 * 1024 * 1024;
+    pub const REQUEST_HEADER_TIMEOUT_MS: u64 = 10_000;
+    pub const REQUEST_BODY_TIMEOUT_MS: u64 = 30_000;
+    pub const MAX_BATCH_MESSAGES: u64 = 100;
+    pub const MAX_BATCH_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
     pub const CALL_TIMEOUT_MS: u64 = 15_000;
     pub const MAX_CALL_TIMEOUT_MS: u64 = 120_000;
     pub const RESULT_CAP_BYTES: u64 = 50_000;
     pub const STASH_TTL_SECS: u64 = 900;
+    pub const STASH_CALLER_QUOTA_BYTES: u64 = 32 * 1024 * 1024;
+    pub const STASH_TOTAL_QUOTA_BYTES: u64 = 256 * 1024 * 1024;
     pub const MAX_RETRY_AFTER_MS: u64 = 10_000;
     pub const ACTIVITY_RETENTION_DAYS: u64 = 30;
     pub const CATALOG_TTL_SECS: u64 = 300;

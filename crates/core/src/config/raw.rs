@@ -65,6 +65,10 @@ pub struct RawServer {
     pub queue_timeout_ms: Option<u64>,
     pub shutdown_grace_ms: Option<u64>,
     pub max_request_bytes: Option<S<u64>>,
+    pub request_header_timeout_ms: Option<S<u64>>,
+    pub request_body_timeout_ms: Option<S<u64>>,
+    pub max_batch_messages: Option<S<u64>>,
+    pub max_batch_answer_bytes: Option<S<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -99,6 +103,8 @@ pub struct RawLimits {
     pub max_call_timeout_ms: Option<S<u64>>,
     pub result_cap_bytes: Option<S<u64>>,
     pub stash_ttl_secs: Option<S<u64>>,
+    pub stash_caller_quota_bytes: Option<S<u64>>,
+    pub stash_total_quota_bytes: Option<S<u64>>,
     pub max_retry_after_ms: Option<u64>,
 }
 

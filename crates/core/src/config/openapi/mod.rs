@@ -84,7 +84,7 @@ pub(super) fn lower(
     };
     let tools = lower_operations(raw, &doc, spec, sink)?;
     let base = raw.base_url.as_ref()?;
-    finish_api(raw, base, tools, Some(path.to_owned()), sink).map(ConnectorKind::Api)
+    finish_api(raw, id, base, tools, Some(path.to_owned()), sink).map(ConnectorKind::Api)
 }
 
 /// Which operations a connector keeps.
