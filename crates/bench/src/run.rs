@@ -112,9 +112,7 @@ fn sanitize(label: &str) -> String {
 }
 
 fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| "unknown".into())
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
 }
 
 /// `git rev-parse HEAD` where the run happens, with `-dirty` when the tree

@@ -1,9 +1,10 @@
-//! The synthetic downstream in stdio mode, as a gateway would start it: one
-//! connector per process, spoken to with rmcp's child-process transport.
+//! The synthetic downstream in stdio mode, as the gateway starts it: one
+//! connector per process, spoken to over the child's stdout and stdin.
+
+use std::process::Stdio;
 
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
-use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 use tokio::process::Command;
 
@@ -22,8 +23,14 @@ async fn one_connector_pages_and_answers_over_stdio() {
         "--page-size",
         "250",
     ]);
-    let transport = TokioChildProcess::new(command).expect("spawn");
-    let client = ().serve(transport).await.expect("initialize over stdio");
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn().expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let stdin = child.stdin.take().expect("stdin");
+    let client = ().serve((stdout, stdin)).await.expect("initialize over stdio");
 
     let mut sizes = Vec::new();
     let mut names = Vec::new();
@@ -61,4 +68,10 @@ async fn one_connector_pages_and_answers_over_stdio() {
         .expect("a result");
     assert_eq!(result.is_error, Some(true));
     client.cancel().await.expect("close");
+    // Its stdin closed, the downstream exits by itself.
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait())
+        .await
+        .expect("exits once its stdin closes")
+        .expect("wait");
+    assert!(status.success(), "{status}");
 }

@@ -50,6 +50,8 @@ pub(crate) struct CallSpec<'a> {
 /// What a human approver is shown besides the tool and its arguments.
 pub(crate) struct Ask<'a> {
     pub reason: Option<&'a str>,
+    /// `approvers` includes the client: its own human may answer.
+    pub client_may_answer: bool,
 }
 
 /// A resolved tool: its connector and the catalog it came from.
@@ -212,6 +214,7 @@ impl Gateway {
                 address: spec.address,
                 args: &args_value,
                 reason: ask.reason,
+                client_may_answer: ask.client_may_answer,
             };
             if let Err(e) = self.ask_approval(ctx, &question).await {
                 return done(Err(e), 1, connector_time);
@@ -259,7 +262,8 @@ impl Gateway {
                 .connector
                 .call(&resolved.tool.name, args.clone(), options)
                 .await;
-            connector_time += call_started.elapsed();
+            let took = call_started.elapsed();
+            connector_time += took;
             let result = match result {
                 Ok(r) if r.is_error => Err(self.downstream_error(&connector, &r)),
                 Ok(mut r) => {
@@ -268,6 +272,7 @@ impl Gateway {
                 }
                 Err(e) => Err(self.scrub(e)),
             };
+            resolved.handle.calls.observe(result.as_ref(), took);
             let err = match result {
                 Ok(r) => return done(Ok(r), attempts, connector_time),
                 Err(e) => e,

@@ -13,9 +13,10 @@ use connecta_core::error::ErrorCode;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 use sqlx::{Postgres, QueryBuilder, Row};
 
+use crate::migrate::Migration;
 use crate::{
-    AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, Store, StoreError, StoredCatalog,
-    VaultRow,
+    AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, StashQuota, Store, StoreError,
+    StoredCatalog, VaultRow,
 };
 
 /// The advisory lock migrations take (any constant unique to connecta).
@@ -23,7 +24,7 @@ const MIGRATION_LOCK: i64 = 0x636f_6e6e_6563_7461;
 
 /// Schema migrations, applied in order, each exactly once. Append only.
 /// Version 1 is the SQLite schema as of its fourth migration.
-const MIGRATIONS: &[(i64, &str)] = &[(
+const MIGRATIONS: &[Migration] = &[(
     1,
     r#"
 CREATE TABLE stash (
@@ -129,28 +130,13 @@ impl PgStore {
             .bind(MIGRATION_LOCK)
             .execute(&mut *tx)
             .await?;
-        sqlx::query(
+        crate::migrate::apply(
+            &mut tx,
             "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at_ms BIGINT NOT NULL)",
+            MIGRATIONS,
+            crate::sql::dollar,
         )
-        .execute(&mut *tx)
         .await?;
-        for (version, sql) in MIGRATIONS {
-            let done: Option<i64> =
-                sqlx::query_scalar("SELECT version FROM schema_migrations WHERE version = $1")
-                    .bind(version)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if done.is_some() {
-                continue;
-            }
-            sqlx::raw_sql(*sql).execute(&mut *tx).await?;
-            sqlx::query("INSERT INTO schema_migrations (version, applied_at_ms) VALUES ($1, $2)")
-                .bind(version)
-                .bind(now_ms())
-                .execute(&mut *tx)
-                .await?;
-            tracing::debug!(version, "applied store migration");
-        }
         tx.commit().await?;
         Ok(())
     }
@@ -158,12 +144,6 @@ impl PgStore {
     pub async fn close(&self) {
         self.pool.close().await;
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 impl_store!(PgStore, Postgres, PgRow, "postgres", crate::sql::dollar);

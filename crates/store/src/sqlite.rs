@@ -15,16 +15,17 @@ use sqlx::sqlite::{
 };
 use sqlx::{QueryBuilder, Row, Sqlite};
 
+use crate::migrate::Migration;
 use crate::{
-    AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, Store, StoreError, StoredCatalog,
-    VaultRow,
+    AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, StashQuota, Store, StoreError,
+    StoredCatalog, VaultRow,
 };
 
 /// The store's file name inside the data directory.
 pub const DB_FILE: &str = "connecta.db";
 
 /// Schema migrations, applied in order, each exactly once. Append only.
-const MIGRATIONS: &[(i64, &str)] = &[
+const MIGRATIONS: &[Migration] = &[
     (
         1,
         r#"
@@ -129,12 +130,26 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// Open (creating if needed) `<data_dir>/connecta.db` and migrate it.
+    /// The directory is created 0700 and the database files are kept 0600
+    /// (they hold stashed results and the arguments of open approval
+    /// questions), whatever the umask.
     pub async fn open(data_dir: &Path) -> Result<SqliteStore, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::DataDir {
+        let data_dir_error = |source| StoreError::DataDir {
             path: data_dir.display().to_string(),
             source,
-        })?;
+        };
+        crate::create_private_dir(data_dir).map_err(data_dir_error)?;
+        if let Some(warning) = crate::private_files::open_to_others(data_dir) {
+            tracing::warn!("{warning}");
+        }
         let path = data_dir.join(DB_FILE);
+        // SQLite creates its `-wal` and `-shm` files with the database
+        // file's mode: a database created 0600 (or tightened to it) gives
+        // private companions.
+        crate::private_files::create_private_file(&path).map_err(data_dir_error)?;
+        for file in db_files(&path) {
+            crate::private_files::restrict_file(&file).map_err(data_dir_error)?;
+        }
         let options = SqliteConnectOptions::new()
             .filename(&path)
             .create_if_missing(true)
@@ -149,6 +164,9 @@ impl SqliteStore {
             .await?;
         let store = SqliteStore { pool, path };
         store.migrate().await?;
+        for file in db_files(&store.path) {
+            crate::private_files::restrict_file(&file).map_err(data_dir_error)?;
+        }
         Ok(store)
     }
 
@@ -158,30 +176,16 @@ impl SqliteStore {
     }
 
     async fn migrate(&self) -> Result<(), StoreError> {
-        sqlx::query(
+        // The write lock from the start: see `migrate`.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        crate::migrate::apply(
+            &mut tx,
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)",
+            MIGRATIONS,
+            crate::sql::question,
         )
-        .execute(&self.pool)
         .await?;
-        for (version, sql) in MIGRATIONS {
-            let mut tx = self.pool.begin().await?;
-            let done: Option<i64> =
-                sqlx::query_scalar("SELECT version FROM schema_migrations WHERE version = ?")
-                    .bind(version)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if done.is_some() {
-                continue;
-            }
-            sqlx::raw_sql(*sql).execute(&mut *tx).await?;
-            sqlx::query("INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, ?)")
-                .bind(version)
-                .bind(now_ms())
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            tracing::debug!(version, "applied store migration");
-        }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -190,10 +194,14 @@ impl SqliteStore {
     }
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+/// The database file and the WAL-mode companions SQLite keeps beside it.
+fn db_files(db: &Path) -> [PathBuf; 3] {
+    let with = |suffix: &str| {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    [db.to_path_buf(), with("-wal"), with("-shm")]
 }
 
 impl_store!(

@@ -40,7 +40,7 @@ pub async fn run(cmd: ActivityCommand) -> anyhow::Result<ExitCode> {
         follow,
         connector,
     } = cmd;
-    let loaded = match config_file::load(config, true) {
+    let loaded = match config_file::load_for(config, true, connecta_core::config::Scope::Store) {
         Ok(l) => l,
         Err(LoadError::Invalid(e)) => {
             eprintln!("{e}");
@@ -99,16 +99,9 @@ fn print_event(e: &ActivityEvent, json: bool) {
         println!("{}", serde_json::to_string(e).unwrap_or_default());
         return;
     }
-    let when =
-        time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(e.occurred_at_ms) * 1_000_000)
-            .ok()
-            .and_then(|t| {
-                t.format(&time::macros::format_description!(
-                    "[year]-[month]-[day] [hour]:[minute]:[second].[subsecond digits:3]"
-                ))
-                .ok()
-            })
-            .unwrap_or_default();
+    let when = chrono::DateTime::from_timestamp_millis(e.occurred_at_ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S%.3f").to_string())
+        .unwrap_or_default();
     let problem = match (e.error_code, e.friction) {
         (Some(c), _) => c.as_str().to_owned(),
         (None, Some(f)) => f.as_str().to_owned(),

@@ -62,7 +62,7 @@ pub async fn run(cmd: TokenCommand) -> anyhow::Result<ExitCode> {
         } => Some(parse_lifetime(d)?),
         _ => None,
     };
-    let ctx = match open(config).await? {
+    let ctx = match open(config, connecta_core::config::Scope::Store).await? {
         Ok(c) => c,
         Err(code) => return Ok(code),
     };
@@ -148,14 +148,8 @@ pub async fn run(cmd: TokenCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn when(ms: i64) -> String {
-    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .ok()
-        .and_then(|t| {
-            t.format(&time::macros::format_description!(
-                "[year]-[month]-[day] [hour]:[minute]:[second]"
-            ))
-            .ok()
-        })
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
         .unwrap_or_else(|| ms.to_string())
 }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use connecta_core::activity::Source;
 use connecta_core::address::Address;
-use connecta_core::config::ApprovalPolicy;
+use connecta_core::config::{ApprovalPolicy, Approvers};
 use connecta_core::error::{ErrorCode, ToolError};
 use connecta_core::result::check_field_paths;
 use serde::Deserialize;
@@ -166,10 +166,13 @@ impl Gateway {
             .map_err(|e| {
                 self.refuse_before_call(ctx, &a.address, Source::CallDestructiveTool, e, started)
             })?;
-        let policy = Address::parse(&a.address)
-            .and_then(|addr| self.connector(addr.connector))
+        let handle = Address::parse(&a.address).and_then(|addr| self.connector(addr.connector));
+        let policy = handle
             .and_then(|h| h.config.approval)
             .unwrap_or(self.config.approvals.policy);
+        let approvers = handle
+            .and_then(|h| h.config.approvers)
+            .unwrap_or(self.config.approvals.approvers);
         if policy == ApprovalPolicy::Never
             && let Some(addr) = Address::parse(&a.address)
             && let Some(h) = self.connector(addr.connector)
@@ -219,6 +222,7 @@ impl Gateway {
             source: Source::CallDestructiveTool,
             ask: (policy == ApprovalPolicy::Ask).then_some(Ask {
                 reason: reason.as_deref(),
+                client_may_answer: approvers == Approvers::OperatorOrClient,
             }),
         };
         self.run_call(spec, a.result_mode, a.fields, ctx).await

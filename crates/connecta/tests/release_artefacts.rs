@@ -1,0 +1,508 @@
+//! The release artefacts (`Dockerfile`, `deploy/`), checked without a
+//! cluster, a container engine or a running systemd: the Kubernetes
+//! manifests against the Kubernetes API's own JSON schemas (strict: no
+//! unknown field; vendored in `tests/kubernetes-schema`, see SOURCE.md
+//! there), the wiring between them (probes, ports, labels, Secret and
+//! ConfigMap references), the config they ship run as two replicas of the
+//! real binary on one real PostgreSQL, the systemd unit through
+//! `systemd-analyze verify`, and the Dockerfile's agreement with all that.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use connecta_store::testing::PgCluster;
+use serde_json::{Value, json};
+use support::{Gateway, bin, repo_root, run};
+
+fn deploy() -> PathBuf {
+    repo_root().join("deploy")
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// One manifest file: one YAML document, as JSON.
+fn manifest(path: &Path) -> Value {
+    yaml_serde::from_str(&read(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every `*.yaml` directly in `dir`, by file name.
+fn manifests(dir: &Path) -> Vec<(String, Value)> {
+    let mut out: Vec<(String, Value)> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .map(|p| {
+            let name = p.file_name().expect("name").to_string_lossy().into_owned();
+            (name, manifest(&p))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// The manifests `kubectl apply -f deploy/kubernetes/` applies, by kind.
+fn applied(kind: &str) -> Value {
+    let found: Vec<Value> = manifests(&deploy().join("kubernetes"))
+        .into_iter()
+        .map(|(_, m)| m)
+        .filter(|m| m["kind"] == kind)
+        .collect();
+    assert_eq!(found.len(), 1, "one {kind} in deploy/kubernetes");
+    found.into_iter().next().expect("one")
+}
+
+fn example_secret() -> Value {
+    manifest(&deploy().join("kubernetes/examples/secret.yaml"))
+}
+
+/// The vendored schemas resolve their `$ref`s to this document.
+const DEFINITIONS_URI: &str = "https://kubernetes.io/api/_definitions.json";
+
+struct Definitions(Arc<Value>);
+
+impl jsonschema::Retrieve for Definitions {
+    fn retrieve(
+        &self,
+        uri: &jsonschema::Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        if uri.as_str() == DEFINITIONS_URI {
+            Ok((*self.0).clone())
+        } else {
+            Err(format!("no vendored schema for {}", uri.as_str()).into())
+        }
+    }
+}
+
+/// Schema errors of `doc` (empty: valid), against the schema of its
+/// `apiVersion` and `kind`, named as kubernetes-validate names its files.
+fn schema_errors(doc: &Value) -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kubernetes-schema");
+    let kind = doc["kind"].as_str().expect("kind").to_lowercase();
+    let api = doc["apiVersion"].as_str().expect("apiVersion");
+    let file = match api.split_once('/') {
+        Some((group, version)) => {
+            let group = group.split('.').next().expect("group");
+            format!("{kind}-{group}-{version}.json")
+        }
+        None => format!("{kind}-{api}.json"),
+    };
+    let schema: Value =
+        serde_json::from_str(&read(&dir.join(&file))).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let definitions: Value =
+        serde_json::from_str(&read(&dir.join("_definitions.json"))).expect("definitions");
+    let validator = jsonschema::options()
+        .with_retriever(Definitions(Arc::new(definitions)))
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("{file} compiles: {e}"));
+    validator
+        .iter_errors(doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn every_kubernetes_manifest_matches_the_kubernetes_schema_of_its_kind() {
+    let mut checked = BTreeSet::new();
+    for dir in ["kubernetes", "kubernetes/examples"] {
+        for (name, doc) in manifests(&deploy().join(dir)) {
+            let errors = schema_errors(&doc);
+            assert!(errors.is_empty(), "{dir}/{name}: {errors:#?}");
+            checked.insert(doc["kind"].as_str().expect("kind").to_owned());
+        }
+    }
+    assert_eq!(
+        checked,
+        BTreeSet::from(
+            [
+                "ConfigMap",
+                "Deployment",
+                "PodDisruptionBudget",
+                "Secret",
+                "Service"
+            ]
+            .map(String::from)
+        )
+    );
+}
+
+/// The check can fail: a misspelled field, a wrong type and a missing
+/// required field are each refused.
+#[test]
+fn the_kubernetes_schema_check_refuses_typos_wrong_types_and_missing_fields() {
+    let deployment = applied("Deployment");
+
+    let mut typo = deployment.clone();
+    let container = &mut typo["spec"]["template"]["spec"]["containers"][0];
+    let probe = container["readinessProbe"].take();
+    container["readinesProbe"] = probe;
+    assert!(
+        schema_errors(&typo)
+            .iter()
+            .any(|e| e.contains("readinesProbe")),
+        "an unknown field is refused"
+    );
+
+    let mut wrong = deployment.clone();
+    wrong["spec"]["replicas"] = json!("two");
+    assert!(
+        !schema_errors(&wrong).is_empty(),
+        "replicas must be a number"
+    );
+
+    let mut missing = deployment;
+    missing["spec"]["template"]["spec"]["containers"][0]
+        .as_object_mut()
+        .expect("container")
+        .remove("name");
+    assert!(
+        !schema_errors(&missing).is_empty(),
+        "a container needs a name"
+    );
+}
+
+#[test]
+fn the_deployment_runs_two_replicas_ready_on_health_with_its_settings_from_a_configmap_and_a_secret()
+ {
+    let deployment = applied("Deployment");
+    let service = applied("Service");
+    let budget = applied("PodDisruptionBudget");
+    let config_map = applied("ConfigMap");
+    let secret = example_secret();
+
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    let pod = &deployment["spec"]["template"];
+    let labels = pod["metadata"]["labels"].as_object().expect("pod labels");
+    for selector in [
+        &deployment["spec"]["selector"]["matchLabels"],
+        &service["spec"]["selector"],
+        &budget["spec"]["selector"]["matchLabels"],
+    ] {
+        for (k, v) in selector.as_object().expect("selector") {
+            assert_eq!(labels.get(k), Some(v), "selector {k} matches the pods");
+        }
+    }
+
+    let containers = pod["spec"]["containers"].as_array().expect("containers");
+    assert_eq!(containers.len(), 1);
+    let c = &containers[0];
+    let port = &c["ports"][0];
+    assert_eq!(port["containerPort"], 8787);
+    for probe in ["readinessProbe", "livenessProbe"] {
+        assert_eq!(c[probe]["httpGet"]["path"], "/health", "{probe}");
+        assert_eq!(c[probe]["httpGet"]["port"], port["name"], "{probe}");
+    }
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], port["name"]);
+
+    // The config file: the ConfigMap's key, mounted where `--config` reads it.
+    let volumes = pod["spec"]["volumes"].as_array().expect("volumes");
+    let config_volume = volumes
+        .iter()
+        .find(|v| v["configMap"]["name"] == config_map["metadata"]["name"])
+        .expect("a volume of the ConfigMap");
+    let mount = c["volumeMounts"]
+        .as_array()
+        .expect("mounts")
+        .iter()
+        .find(|m| m["name"] == config_volume["name"])
+        .expect("the ConfigMap is mounted");
+    let config_path = format!(
+        "{}/connecta.toml",
+        mount["mountPath"].as_str().expect("mountPath")
+    );
+    assert!(config_map["data"]["connecta.toml"].is_string());
+    assert_eq!(c["args"], json!(["serve", "--config", config_path]));
+
+    // Every `${NAME}` of the config, and the vault key (which the binary
+    // reads itself), is set from the Secret, and every key the Deployment
+    // reads is in the example Secret (and nothing else is).
+    let toml = config_map["data"]["connecta.toml"].as_str().expect("toml");
+    let mut referenced = env_references(toml);
+    referenced.insert("CONNECTA_VAULT_KEY".to_owned());
+    let env = c["env"].as_array().expect("env");
+    let names: BTreeSet<String> = env
+        .iter()
+        .map(|e| e["name"].as_str().expect("name").to_owned())
+        .collect();
+    assert_eq!(
+        names, referenced,
+        "the env is exactly what the config names"
+    );
+    let secret_name = &secret["metadata"]["name"];
+    let mut keys = BTreeSet::new();
+    for e in env {
+        let from = &e["valueFrom"]["secretKeyRef"];
+        assert_eq!(
+            &from["name"], secret_name,
+            "{} comes from the Secret",
+            e["name"]
+        );
+        assert!(
+            e.get("value").is_none(),
+            "no literal value for {}",
+            e["name"]
+        );
+        keys.insert(from["key"].as_str().expect("key").to_owned());
+    }
+    let example_keys: BTreeSet<String> = secret["stringData"]
+        .as_object()
+        .expect("stringData")
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(keys, example_keys);
+
+    // Unprivileged, read-only root, and the image of this version.
+    assert_eq!(pod["spec"]["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
+    assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
+    assert_eq!(
+        c["image"],
+        format!("connecta:{}", env!("CARGO_PKG_VERSION")),
+        "the manifests name the image of this version"
+    );
+}
+
+/// `${NAME}` and `${NAME:-default}` references in a config text.
+fn env_references(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let end = after.find('}').expect("closed reference");
+        let name = after[..end].split(":-").next().expect("name");
+        out.insert(name.to_owned());
+        rest = &after[end..];
+    }
+    out
+}
+
+/// A value for each key of the Secret, as an operator would create it.
+fn secret_values(database_url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("public-url", "http://localhost:8787".into()),
+        ("database-url", database_url.into()),
+        (
+            "vault-key",
+            "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into(),
+        ),
+        ("token", "release-artefacts-test-token-0123456789".into()),
+        (
+            "operator-secret",
+            "release-artefacts-operator-0123456789".into(),
+        ),
+    ]
+}
+
+/// The Deployment's environment, its Secret references filled in.
+fn deployment_env(values: &[(&str, String)]) -> Vec<(String, String)> {
+    let deployment = applied("Deployment");
+    deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .map(|e| {
+            let key = e["valueFrom"]["secretKeyRef"]["key"].as_str().expect("key");
+            let value = values
+                .iter()
+                .find(|(k, _)| *k == key)
+                .unwrap_or_else(|| panic!("a value for secret key {key}"))
+                .1
+                .clone();
+            (e["name"].as_str().expect("name").to_owned(), value)
+        })
+        .collect()
+}
+
+/// The ConfigMap's config with the container's data directory replaced by a
+/// relative one (the test's own directory); nothing else is changed.
+fn shipped_config() -> String {
+    let toml = applied("ConfigMap")["data"]["connecta.toml"]
+        .as_str()
+        .expect("toml")
+        .to_owned();
+    let container_dir = "data_dir = \"/var/lib/connecta\"";
+    assert!(
+        toml.contains(container_dir),
+        "the config sets {container_dir}"
+    );
+    toml.replace(container_dir, "data_dir = \"data\"")
+}
+
+#[test]
+fn the_shipped_config_passes_connecta_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("connecta.toml");
+    std::fs::write(&path, shipped_config()).expect("write");
+    let mut cmd = Command::new(bin());
+    cmd.args(["check", "--config"]).arg(&path);
+    for (k, v) in deployment_env(&secret_values(
+        "postgres://connecta@db.example:5432/connecta",
+    )) {
+        cmd.env(k, v);
+    }
+    let (status, out, err) = run(&mut cmd, Duration::from_secs(30));
+    assert!(status.success(), "connecta check: {out}{err}");
+    assert!(out.contains("ok"), "{out}");
+}
+
+/// Two replicas from the shipped config and the Deployment's environment,
+/// on one real PostgreSQL: each is ready on `/health` (what the probes ask)
+/// and serves `/mcp` with the Secret's token under the Service's name.
+#[tokio::test]
+async fn two_replicas_of_the_shipped_config_share_one_postgres_and_answer_health_and_mcp() {
+    let cluster = tokio::task::spawn_blocking(PgCluster::start)
+        .await
+        .expect("cluster");
+    let url = cluster.fresh_database().await;
+    let values = secret_values(&url);
+    let env = deployment_env(&values);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let token = values
+        .iter()
+        .find(|(k, _)| *k == "token")
+        .expect("token")
+        .1
+        .clone();
+
+    let config = shipped_config();
+    let replicas = [
+        Gateway::start_with_env(&config, &env),
+        Gateway::start_with_env(&config, &env),
+    ];
+    let http = reqwest::Client::new();
+    for gw in &replicas {
+        let health = http
+            .get(format!("{}/health", gw.base()))
+            .send()
+            .await
+            .expect("health");
+        assert_eq!(health.status(), 200);
+        let body: Value = health.json().await.expect("json");
+        assert_eq!(body["store"], "postgres", "{body}");
+
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "release-artefacts", "version": "1"}}
+        });
+        let post = |host: &'static str, token: Option<&str>| {
+            let mut req = http
+                .post(gw.url())
+                .header("host", host)
+                .header("accept", "application/json, text/event-stream")
+                .json(&initialize);
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            req.send()
+        };
+        let in_cluster = post("connecta:8787", Some(&token)).await.expect("post");
+        assert_eq!(
+            in_cluster.status(),
+            200,
+            "the Service's name is an allowed host: {}",
+            in_cluster.text().await.unwrap_or_default()
+        );
+        let anonymous = post("connecta:8787", None).await.expect("post");
+        assert_eq!(anonymous.status(), 401, "the endpoint is not open");
+        let foreign = post("elsewhere.example", Some(&token)).await.expect("post");
+        assert_eq!(foreign.status(), 403, "other Host names are refused");
+    }
+}
+
+/// `systemd-analyze verify` on the unit, its `ExecStart` pointed at the
+/// binary built here (verify requires the program to exist). Warnings are
+/// failures: verify exits 0 on an unknown key or a bad value and only says so.
+fn systemd_verify(unit_text: &str) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let unit = dir.path().join("connecta.service");
+    std::fs::write(&unit, unit_text).expect("write unit");
+    let (status, out, err) = run(
+        Command::new("systemd-analyze").arg("verify").arg(&unit),
+        Duration::from_secs(60),
+    );
+    let said = format!("{out}{err}");
+    if !status.success() && said.is_empty() {
+        panic!("systemd-analyze failed without a word: {status}");
+    }
+    said.lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn systemd_unit_for_this_build() -> String {
+    let text = read(&deploy().join("systemd/connecta.service"));
+    let installed = "ExecStart=/usr/local/bin/connecta ";
+    assert!(text.contains(installed), "the unit runs {installed}…");
+    text.replace(installed, &format!("ExecStart={} ", bin().display()))
+}
+
+#[test]
+fn the_systemd_unit_verifies_cleanly_and_stops_the_gateway_alone_first() {
+    let unit = systemd_unit_for_this_build();
+    let said = systemd_verify(&unit);
+    assert!(said.is_empty(), "systemd-analyze verify: {said}");
+    // SIGTERM to the gateway alone, which stops its own children; the stop
+    // timeout leaves room for the drain (server.shutdown_grace_ms, 10 s).
+    assert!(unit.contains("\nKillMode=mixed\n"));
+    assert!(unit.contains("\nTimeoutStopSec=30\n"));
+    // The same check refuses a typo, so the clean result above means something.
+    let said = systemd_verify(&unit.replace("KillMode=", "KilMode="));
+    assert!(said.contains("KilMode"), "{said}");
+}
+
+#[test]
+fn the_dockerfile_agrees_with_the_workspace_and_the_manifests() {
+    let dockerfile = read(&repo_root().join("Dockerfile"));
+    let workspace = read(&repo_root().join("Cargo.toml"));
+    let rust_version = workspace
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .expect("workspace rust-version")
+        .trim_matches('"');
+    assert!(
+        dockerfile.contains(&format!("ARG RUST_VERSION={rust_version}\n")),
+        "the image builds with the workspace's Rust {rust_version}"
+    );
+    let froms: Vec<&str> = dockerfile
+        .lines()
+        .filter(|l| l.starts_with("FROM "))
+        .collect();
+    assert_eq!(froms.len(), 2, "a build stage and a runtime stage");
+    assert!(froms[1].contains("distroless") && froms[1].ends_with(":nonroot"));
+    let user = dockerfile
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("USER "))
+        .expect("USER");
+    assert!(
+        !user.starts_with('0') && !user.starts_with("root"),
+        "{user}"
+    );
+    let deployment = applied("Deployment");
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["securityContext"]["runAsUser"].to_string(),
+        user.split(':').next().expect("uid"),
+        "the pod runs as the image's user"
+    );
+    assert!(
+        dockerfile.contains(&format!("--chown={user} /out/data /var/lib/connecta\n")),
+        "the data directory belongs to the runtime user"
+    );
+    assert!(dockerfile.contains("EXPOSE 8787\n"));
+    assert!(dockerfile.contains("cargo build --release --locked -p connecta"));
+    // What the build copies is all the workspace needs.
+    let ignore = read(&repo_root().join(".dockerignore"));
+    for kept in ["!Cargo.toml", "!Cargo.lock", "!crates/"] {
+        assert!(ignore.lines().any(|l| l == kept), "{kept}");
+    }
+}
