@@ -355,31 +355,21 @@ pub fn evaluate(corpus: &Corpus) -> Report {
         .iter()
         .map(|q| run_query(&built, q))
         .collect();
-    let overall = summarize(&cases);
-    let mut categories: BTreeMap<String, Vec<&Case>> = BTreeMap::new();
-    for c in &cases {
-        categories.entry(c.category.clone()).or_default().push(c);
-    }
-    let categories = categories
-        .into_iter()
-        .map(|(k, v)| (k, summarize(v)))
-        .collect();
-    let missed_bars = check_bars(&overall, &cases);
-    Report {
-        corpus: corpus.name.clone(),
-        tools: built.indexes.iter().map(CatalogIndex::len).sum(),
-        connectors: built.indexes.len(),
-        overall,
-        categories,
-        cases,
-        missed_bars,
-    }
+    let tools = built.indexes.iter().map(CatalogIndex::len).sum();
+    report(&corpus.name, tools, built.indexes.len(), cases)
 }
 
 /// Several corpora's reports as one: every case of each, scored together
 /// (the figures of a pool of corpora, such as the blind holdouts).
 pub fn pool(name: &str, reports: &[Report]) -> Report {
     let cases: Vec<Case> = reports.iter().flat_map(|r| r.cases.clone()).collect();
+    let tools = reports.iter().map(|r| r.tools).sum();
+    let connectors = reports.iter().map(|r| r.connectors).sum();
+    report(name, tools, connectors, cases)
+}
+
+/// The report of `cases`: overall, by category, and the bars missed.
+fn report(name: &str, tools: usize, connectors: usize, cases: Vec<Case>) -> Report {
     let overall = summarize(&cases);
     let mut categories: BTreeMap<String, Vec<&Case>> = BTreeMap::new();
     for c in &cases {
@@ -392,8 +382,8 @@ pub fn pool(name: &str, reports: &[Report]) -> Report {
     let missed_bars = check_bars(&overall, &cases);
     Report {
         corpus: name.to_owned(),
-        tools: reports.iter().map(|r| r.tools).sum(),
-        connectors: reports.iter().map(|r| r.connectors).sum(),
+        tools,
+        connectors,
         overall,
         categories,
         cases,
