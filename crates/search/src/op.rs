@@ -36,7 +36,6 @@ pub(crate) enum Change {
     /// Ends something under way: cancel, abort, terminate.
     Cancel,
     Start,
-    Restart,
     Close,
     Restore,
     Merge,
@@ -64,10 +63,6 @@ impl Change {
                     // A cancel removes.
                     | (Cancel, Remove)
                     | (Remove, Cancel)
-                    // A restart starts again; restarting something
-                    // starts it.
-                    | (Restart, Start)
-                    | (Start, Restart)
             )
     }
 
@@ -80,7 +75,6 @@ impl Change {
             "remove" => Remove,
             "cancel" => Cancel,
             "start" => Start,
-            "restart" => Restart,
             "close" => Close,
             "restore" => Restore,
             "merge" => Merge,
@@ -113,7 +107,6 @@ mod tests {
         assert!(!Remove.admits(Add));
         assert!(!Restore.admits(Add));
         assert!(Cancel.admits(Remove) && Remove.admits(Cancel));
-        assert!(Restart.admits(Start) && Start.admits(Restart));
         // An update does not join two records or pay money back.
         assert!(!Merge.admits(Any));
         assert!(!Refund.admits(Any));

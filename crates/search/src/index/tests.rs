@@ -142,7 +142,7 @@ fn a_tools_kind_of_change_is_its_names_leading_verb() {
     read_only.annotations.read_only_hint = Some(true);
     let names = [
         "asana_create_task",
-        "ps_restart",
+        "ps_cancel",
         "post_comment",
         "figma_post_comment",
         "maintenance_on",
@@ -163,7 +163,7 @@ fn a_tools_kind_of_change_is_its_names_leading_verb() {
             // The verb that decides the operation, within the first
             // three words.
             Some(Change::Add),
-            Some(Change::Restart),
+            Some(Change::Cancel),
             // A verb of no operation counts only as the first word.
             Some(Change::Add),
             None,

@@ -218,34 +218,13 @@ fn each_clause_verb_gives_its_kind_of_change() {
         [Change::Close, Change::Add]
     );
     // Phrasal verbs count as the verb they fold to.
-    assert_eq!(query_op("shut down the staging server"), Op::Write);
+    assert_eq!(query_op("tear down the staging server"), Op::Write);
     assert_eq!(changes("get rid of the old branch"), [Change::Remove]);
     // The verb's term, stemmed as the query's terms are.
     assert_eq!(
         query_intent("merge the tickets").changes,
         [(Change::Merge, stem("merge").into_owned())]
     );
-}
-
-#[test]
-fn a_light_verb_lends_its_clause_to_the_action_its_object_names() {
-    assert_eq!(
-        query_intent("issue a refund to the customer").changes,
-        [(Change::Refund, stem("refund").into_owned())]
-    );
-    assert_eq!(query_op("issue a refund to the customer"), Op::Write);
-    assert_eq!(changes("please do a restart of the api"), [Change::Restart]);
-    assert_eq!(
-        changes("perform a rollback of the deploy"),
-        [Change::Restore]
-    );
-    assert_eq!(changes("make a copy of the board"), [Change::Add]);
-    // An object that is no verb of a particular kind lends nothing.
-    assert_eq!(changes("issue a TLS certificate"), []);
-    assert_eq!(changes("make an update to the ticket"), []);
-    // Only with "a" or "an" between.
-    assert_eq!(changes("issue refunds"), []);
-    assert_eq!(changes("issue the refund"), []);
 }
 
 #[test]

@@ -375,7 +375,6 @@ fn kinds_of_change_that_do_the_same_work_admit_each_other() {
             false,
         ),
         tool("cancel_build", "Cancel a running build.", false),
-        tool("restart_timer", "Restart a stopped timer.", false),
         tool(
             "create_subscription",
             "Create a monthly subscription.",
@@ -388,50 +387,11 @@ fn kinds_of_change_that_do_the_same_work_admit_each_other() {
         "delete_subscription"
     ));
     assert!(finds("stop the running build", "cancel_build"));
-    assert!(finds("start the stopped timer", "restart_timer"));
     // A subscription is not cancelled by creating one.
     assert!(!finds(
         "cancel the monthly subscription",
         "create_subscription"
     ));
-}
-
-#[test]
-fn a_light_verbs_action_demotes_tools_of_another_kind() {
-    let shop = Catalog::new(
-        "shop",
-        vec![
-            tool("update_customer", "Update a customer.", false),
-            tool("get_orders", "Orders of a customer.", true),
-            tool("refund_order", "Refund an order.", false),
-        ],
-    );
-    let idx = [CatalogIndex::build(Arc::new(shop))];
-    let refs: Vec<&CatalogIndex> = idx.iter().collect();
-    let names = |q: &str| -> Vec<String> {
-        rank_all(&refs, q)
-            .hits
-            .iter()
-            .map(|h| tool_name(&refs, h).to_owned())
-            .collect()
-    };
-    // "issue a refund" asks to refund: an update does not pay money back,
-    // and a read changes nothing.
-    assert_eq!(
-        names("issue a refund to the customer for the order"),
-        ["refund_order"]
-    );
-    let without_refunds = Catalog::new(
-        "shop",
-        vec![
-            tool("update_customer", "Update a customer.", false),
-            tool("get_orders", "Orders of a customer.", true),
-        ],
-    );
-    let idx = [CatalogIndex::build(Arc::new(without_refunds))];
-    let refs: Vec<&CatalogIndex> = idx.iter().collect();
-    let r = rank_all(&refs, "issue a refund to the customer for their last order");
-    assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
 }
 
 #[test]
