@@ -42,6 +42,8 @@ struct RawEntry {
     #[serde(default)]
     first_word: bool,
     #[serde(default)]
+    light: bool,
+    #[serde(default)]
     neutral: bool,
     #[serde(default)]
     question: bool,
@@ -52,6 +54,8 @@ struct RawEntry {
     #[serde(default)]
     opener: bool,
     article: Option<RawArticle>,
+    #[serde(default)]
+    particle: bool,
     conjunction: Option<RawConjunction>,
     #[serde(default)]
     generic: bool,
@@ -286,12 +290,14 @@ fn has_role(e: &RawEntry) -> bool {
         || e.name.is_some()
         || e.before_object.is_some()
         || e.change.is_some()
+        || e.light
         || e.neutral
         || e.question
         || e.copula
         || e.condition
         || e.opener
         || e.article.is_some()
+        || e.particle
         || e.conjunction.is_some()
         || e.generic
         || e.service
@@ -373,6 +379,7 @@ fn word(e: &RawEntry, implies: Option<u16>) -> Word {
         before_object: Side::op(e.before_object),
         change: e.change.as_deref().and_then(Change::named),
         first_word: e.first_word,
+        light: e.light,
         neutral: e.neutral,
         question: e.question,
         copula: e.copula,
@@ -382,6 +389,7 @@ fn word(e: &RawEntry, implies: Option<u16>) -> Word {
             RawArticle::Definite => Article::Definite,
             RawArticle::Indefinite => Article::Indefinite,
         }),
+        particle: e.particle,
         conjunction: e.conjunction.map(|c| match c {
             RawConjunction::Request => Conjunction::Request,
             RawConjunction::Clause => Conjunction::Clause,

@@ -88,12 +88,14 @@ pub(crate) struct Word {
     pub change: Option<Change>,
     /// As a name's first word, it says the name's kind of change.
     pub first_word: bool,
+    pub light: bool,
     pub neutral: bool,
     pub question: bool,
     pub copula: bool,
     pub condition: bool,
     pub opener: bool,
     pub article: Option<Article>,
+    pub particle: bool,
     pub conjunction: Option<Conjunction>,
     pub service: bool,
     pub request: bool,
@@ -109,6 +111,7 @@ impl Word {
             || self.name_op != Op::Unknown
             || self.before_object != Op::Unknown
             || self.change.is_some()
+            || self.light
             || self.neutral
     }
 }
@@ -149,12 +152,14 @@ const NO_WORD: Word = Word {
     before_object: Op::Unknown,
     change: None,
     first_word: false,
+    light: false,
     neutral: false,
     question: false,
     copula: false,
     condition: false,
     opener: false,
     article: None,
+    particle: false,
     conjunction: None,
     service: false,
     request: false,

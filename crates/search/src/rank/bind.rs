@@ -94,7 +94,8 @@ fn phrase(
 /// Two content words, one of them unknown alone, that some catalog knows
 /// as one word are that word ("front page" for `get_frontpage_posts`).
 /// Two known words stay two: "work item" is `wit_get_work_item`. Function
-/// words and punctuation never join.
+/// words, particles and punctuation never join: "check out", "log in" and
+/// "back up" are verbs, and their nouns (`checkout`) would mislead.
 fn joined_pair(
     lex: &Lexicon,
     indexes: &[&CatalogIndex],
@@ -104,7 +105,10 @@ fn joined_pair(
 ) -> Option<QTerm> {
     let next = words.get(i + 1).filter(|n| !n.after_break)?;
     let (a, b) = (simple[i]?, simple[i + 1]?);
-    if [a, b].iter().any(|w| lex.is_stop(w)) {
+    if [a, b]
+        .iter()
+        .any(|w| lex.is_stop(w) || lex.word(w).particle)
+    {
         return None;
     }
     let (ta, tb) = (&words[i].parts[0].0, &next.parts[0].0);

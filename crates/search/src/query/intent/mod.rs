@@ -10,7 +10,7 @@
 //! whose opening is no verb is context and asks nothing. A guess never
 //! removes a tool: the ranking only demotes the tools it opposes.
 
-use crate::lexicon::{Conjunction, Lexicon, Word};
+use crate::lexicon::{Article, Conjunction, Lexicon, Word};
 use crate::op::{Change, Op};
 
 use super::Raw;
@@ -64,6 +64,25 @@ pub(super) fn opening_op(lex: &Lexicon, word: &str, next: Option<&str>) -> Op {
     } else {
         Op::Unknown
     }
+}
+
+/// The action a light verb's object names: `word` is a light verb, an
+/// indefinite article follows, and then a verb that changes something in
+/// a particular way ("issue a refund" asks to refund).
+fn light_verb_action<'w>(
+    lex: &Lexicon,
+    word: &str,
+    next: Option<&str>,
+    then: Option<&'w str>,
+) -> Option<&'w str> {
+    let indefinite = next.is_some_and(|n| lex.word(n).article == Some(Article::Indefinite));
+    let action = then.filter(|_| lex.word(word).light && indefinite)?;
+    let a = lex.word(action);
+    let particular = a.change.is_some_and(|c| c != Change::Any);
+    // As a noun the action may be one that leads only names as a verb
+    // ("a rollback", "a copy").
+    let writes = a.query_op == Op::Write || a.name_op == Op::Write;
+    (particular && writes).then_some(action)
 }
 
 /// The operation a phrasal verb folds to ("pull up" → `get`, a read; "shut
@@ -152,13 +171,19 @@ fn step(
     }
     let phrase = lex.phrase_means(&words[i..]);
     let next = words.get(i + 1).copied().flatten();
-    let (op, len, verb) = match phrase {
-        Some((len, to)) => (phrase_op(lex, to), len, to),
-        None if c.opening => (opening_op(lex, word, next), 1, word),
+    let light = if c.opening {
+        light_verb_action(lex, word, next, words.get(i + 2).copied().flatten())
+    } else {
+        None
+    };
+    let (op, len, verb) = match (phrase, light) {
+        (Some((len, to)), _) => (phrase_op(lex, to), len, to),
+        (None, Some(action)) => (Op::Write, 3, action),
+        (None, None) if c.opening => (opening_op(lex, word, next), 1, word),
         // Inside a clause, a question word is a relative pronoun or a
         // copula ("the meeting that is live"): it asks nothing.
-        None if is_question_word(w) => (Op::Unknown, 1, word),
-        None => (w.query_op, 1, word),
+        (None, None) if is_question_word(w) => (Op::Unknown, 1, word),
+        (None, None) => (w.query_op, 1, word),
     };
     if c.opening && !open_clause(lex, words, i, op, phrase.is_some(), verb, c)? {
         return Some(1);

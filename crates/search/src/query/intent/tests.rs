@@ -228,6 +228,27 @@ fn each_clause_verb_gives_its_kind_of_change() {
 }
 
 #[test]
+fn a_light_verb_lends_its_clause_to_the_action_its_object_names() {
+    assert_eq!(
+        query_intent("issue a refund to the customer").changes,
+        [(Change::Refund, stem("refund").into_owned())]
+    );
+    assert_eq!(query_op("issue a refund to the customer"), Op::Write);
+    assert_eq!(changes("please do a cancel of the api"), [Change::Cancel]);
+    assert_eq!(
+        changes("perform a rollback of the deploy"),
+        [Change::Restore]
+    );
+    assert_eq!(changes("make a copy of the board"), [Change::Add]);
+    // An object that is no verb of a particular kind lends nothing.
+    assert_eq!(changes("issue a TLS certificate"), []);
+    assert_eq!(changes("make an update to the ticket"), []);
+    // Only with "a" or "an" between.
+    assert_eq!(changes("issue refunds"), []);
+    assert_eq!(changes("issue the refund"), []);
+}
+
+#[test]
 fn a_general_verb_or_a_read_asks_no_kind_of_change() {
     // "update" may mean any change: nothing is asked in particular.
     assert_eq!(changes("update the ticket"), []);

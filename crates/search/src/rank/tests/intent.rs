@@ -395,6 +395,44 @@ fn kinds_of_change_that_do_the_same_work_admit_each_other() {
 }
 
 #[test]
+fn a_light_verbs_action_demotes_tools_of_another_kind() {
+    let shop = Catalog::new(
+        "shop",
+        vec![
+            tool("update_customer", "Update a customer.", false),
+            tool("get_orders", "Orders of a customer.", true),
+            tool("refund_order", "Refund an order.", false),
+        ],
+    );
+    let idx = [CatalogIndex::build(Arc::new(shop))];
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let names = |q: &str| -> Vec<String> {
+        rank_all(&refs, q)
+            .hits
+            .iter()
+            .map(|h| tool_name(&refs, h).to_owned())
+            .collect()
+    };
+    // "issue a refund" asks to refund: an update does not pay money back,
+    // and a read changes nothing.
+    assert_eq!(
+        names("issue a refund to the customer for the order"),
+        ["refund_order"]
+    );
+    let without_refunds = Catalog::new(
+        "shop",
+        vec![
+            tool("update_customer", "Update a customer.", false),
+            tool("get_orders", "Orders of a customer.", true),
+        ],
+    );
+    let idx = [CatalogIndex::build(Arc::new(without_refunds))];
+    let refs: Vec<&CatalogIndex> = idx.iter().collect();
+    let r = rank_all(&refs, "issue a refund to the customer for their last order");
+    assert_eq!(r.mode, MatchMode::None, "{:?}", r.hits);
+}
+
+#[test]
 fn a_verb_opening_a_name_makes_the_words_after_it_its_object() {
     // `update` opens the name: `list` after it is the thing updated, so
     // the tool does not only read, and a request to change may have it.

@@ -231,6 +231,9 @@ fn two_known_words_or_a_function_word_stay_apart() {
     // the tool that names them apart.
     let r = rank_all(&refs, "get work item");
     assert_eq!(tool_name(&refs, &r.hits[0]), "wit_get_work_item");
+    // "check out" is a verb, not the noun `checkout`.
+    let r = rank_all(&refs, "check out");
+    assert_eq!(r.mode, MatchMode::None, "{r:?}");
     let r = rank_all(&refs, "checkout");
     assert_eq!(tool_name(&refs, &r.hits[0]), "get_checkout");
 }
