@@ -1,6 +1,6 @@
 //! Criterion benches for the functions every call or every listing passes
 //! through, outside search (search has its own bench in
-//! `crates/core/benches/search.rs`: index build at 100 / 1,000 / 10,000
+//! `crates/search/benches/search.rs`: index build at 100 / 1,000 / 10,000
 //! tools, cold and warm queries).
 //!
 //! - `schema`: compact rendering of a tool's input schema (what

@@ -1,5 +1,5 @@
 //! connecta's core: the catalog model, the fail-closed policy, the error
-//! taxonomy, results, activity events, search, and configuration.
+//! taxonomy, results, activity events, compact schemas, and configuration.
 //!
 //! Architecture invariant: this crate does no I/O. It opens no sockets and
 //! files, reads no environment, spawns nothing, and has no async runtime.
@@ -17,7 +17,6 @@ pub mod glob;
 pub mod policy;
 pub mod result;
 pub mod schema;
-pub mod search;
 pub mod secret;
 
 pub use address::Address;

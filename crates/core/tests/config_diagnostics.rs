@@ -212,7 +212,7 @@ label = "Token"
 }
 
 #[test]
-fn search_terms_are_normalized_and_bad_ones_are_located() {
+fn search_terms_keep_their_words_and_bad_ones_are_located() {
     let text = r#"[auth]
 open = true
 
@@ -222,17 +222,22 @@ command = "x"
 search_terms = { Closing = "update", open = "create" }
 "#;
     let c = parse_config(text, "c.toml", &env()).expect("parses");
-    // Normalized as the index and the ranker see words ("closing" folds
-    // to the stem of "close").
-    let term = |w: &str| connecta_core::search::search_term(w).expect("a word");
-    assert!(
-        c.connectors[0]
-            .search_terms
-            .contains(&(term("close"), term("update"))),
-        "{:?}",
-        c.connectors[0].search_terms
+    // As written: the search lexicon normalizes them (and refuses function
+    // words and inflections: the search crate's tests).
+    let terms: Vec<(&str, &str)> = c.connectors[0]
+        .search_terms
+        .iter()
+        .map(|t| (t.query.as_str(), t.name.as_str()))
+        .collect();
+    assert_eq!(terms, [("Closing", "update"), ("open", "create")]);
+    assert_eq!(
+        (
+            c.connectors[0].search_terms[0].line,
+            c.connectors[0].search_terms[0].column
+        ),
+        (7, 28),
+        "where the name word is"
     );
-    assert_eq!(c.connectors[0].search_terms.len(), 2);
 
     let text = r#"[auth]
 open = true
@@ -240,7 +245,7 @@ open = true
 [[connector]]
 id = "desk"
 command = "x"
-search_terms = { close = "update ticket", up = "create", pods = "pod" }
+search_terms = { close = "update ticket", "jot down" = "create" }
 "#;
     let err = parse_config(text, "c.toml", &env()).expect_err("must fail");
     let rendered = err.to_string();
@@ -251,14 +256,10 @@ search_terms = { close = "update ticket", up = "create", pods = "pod" }
         "{rendered}"
     );
     assert!(
-        rendered.contains("search_terms: \"up\" = \"create\" needs one word"),
+        rendered.contains("search_terms: \"jot down\" = \"create\" needs one word"),
         "{rendered}"
     );
-    assert!(
-        rendered.contains("search_terms: \"pods\" = \"pod\" maps a word to itself"),
-        "{rendered}"
-    );
-    assert_eq!(err.diagnostics.len(), 3, "{rendered}");
+    assert_eq!(err.diagnostics.len(), 2, "{rendered}");
 }
 
 #[test]
@@ -289,4 +290,23 @@ fn overrides_on_an_api_connector_are_an_error_where_they_are() {
         r.contains("o.toml:5:15: connector \"api1\": `overrides` do not apply to an api connector"),
         "{r}"
     );
+}
+
+#[test]
+fn a_search_lexicon_is_a_file_name_and_unknown_search_keys_are_errors() {
+    let c = parse_config(
+        "[auth]\nopen = true\n\n[search]\nlexicon = \"words.toml\"\n",
+        "c.toml",
+        &env(),
+    )
+    .expect("parses");
+    assert_eq!(c.search.lexicon.as_deref(), Some("words.toml"));
+    let err = parse_config("[search]\nlexicon = \" \"\n", "c.toml", &env()).expect_err("empty");
+    assert!(
+        err.to_string()
+            .contains("c.toml:2:11: search.lexicon names a lexicon file"),
+        "{err}"
+    );
+    let err = parse_config("[search]\nwords = 1\n", "c.toml", &env()).expect_err("unknown");
+    assert!(err.to_string().contains("c.toml:2:1"), "{err}");
 }

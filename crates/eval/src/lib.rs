@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use connecta_core::catalog::{Catalog, Schema, ToolDef};
 use connecta_core::policy::Annotations;
-use connecta_core::search::{CatalogIndex, Source, Surface, parse_search_args, search_page};
+use connecta_search::{CatalogIndex, Source, Surface, parse_search_args, search_page};
 
 /// The bars of `PERFORMANCE.md` ("Discovery quality").
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -355,6 +355,21 @@ pub fn evaluate(corpus: &Corpus) -> Report {
         .iter()
         .map(|q| run_query(&built, q))
         .collect();
+    let tools = built.indexes.iter().map(CatalogIndex::len).sum();
+    report(&corpus.name, tools, built.indexes.len(), cases)
+}
+
+/// Several corpora's reports as one: every case of each, scored together
+/// (the figures of a pool of corpora, such as the blind holdouts).
+pub fn pool(name: &str, reports: &[Report]) -> Report {
+    let cases: Vec<Case> = reports.iter().flat_map(|r| r.cases.clone()).collect();
+    let tools = reports.iter().map(|r| r.tools).sum();
+    let connectors = reports.iter().map(|r| r.connectors).sum();
+    report(name, tools, connectors, cases)
+}
+
+/// The report of `cases`: overall, by category, and the bars missed.
+fn report(name: &str, tools: usize, connectors: usize, cases: Vec<Case>) -> Report {
     let overall = summarize(&cases);
     let mut categories: BTreeMap<String, Vec<&Case>> = BTreeMap::new();
     for c in &cases {
@@ -366,9 +381,9 @@ pub fn evaluate(corpus: &Corpus) -> Report {
         .collect();
     let missed_bars = check_bars(&overall, &cases);
     Report {
-        corpus: corpus.name.clone(),
-        tools: built.indexes.iter().map(CatalogIndex::len).sum(),
-        connectors: built.indexes.len(),
+        corpus: name.to_owned(),
+        tools,
+        connectors,
         overall,
         categories,
         cases,

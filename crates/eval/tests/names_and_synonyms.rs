@@ -1,13 +1,8 @@
-//! Two ranking rules, checked on the second holdout corpus (a development
-//! set since its first run was studied), where each one changed a first
-//! row:
-//!
-//! - an action synonym in the query spells its part of a tool's name, so
-//!   "remove an asana task" makes `asana_delete_task` as complete a name as
-//!   `asana_get_task` (whose `get` a query may leave out), and its evidence
-//!   puts it first;
-//! - with equal evidence, the name that says no more than the query asked
-//!   for comes first: `create_ticket` before `create_ticket_comment`.
+//! A ranking rule, checked on the second holdout corpus (a development set
+//! since its first run was studied), where it changed a first row: a verb
+//! of a group of the lexicon in the query finds the tool named with
+//! another word of the group ("remove an asana task" finds
+//! `asana_delete_task`), and its evidence puts it first.
 
 use connecta_eval::{CorpusQuery, build, load, run_query};
 
@@ -28,13 +23,12 @@ fn query(text: &str) -> CorpusQuery {
 }
 
 #[test]
-fn first_rows_follow_synonyms_and_the_plainer_name() {
+fn first_rows_follow_synonyms() {
     let corpus = load(include_str!("../corpus/holdout-2.json")).expect("corpus parses");
     let built = build(&corpus);
     for (text, first) in [
         ("remove an asana task", "asana.asana_delete_task"),
         ("modify an asana task", "asana.asana_update_task"),
-        ("open a new zendesk ticket", "zendesk.create_ticket"),
     ] {
         let case = run_query(&built, &query(text));
         assert!(case.error.is_none(), "{text}: {:?}", case.error);

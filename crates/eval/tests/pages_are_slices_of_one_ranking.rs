@@ -6,8 +6,8 @@
 
 use serde_json::{Value, json};
 
-use connecta_core::search::{Source, Surface, parse_search_args, search_page};
 use connecta_eval::{build, load};
+use connecta_search::{Source, Surface, parse_search_args, search_page};
 
 fn page(sources: &[Source<'_>], query: &str, connector: Option<&str>, extra: &Value) -> Value {
     let mut args = json!({ "query": query });

@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use connecta_connectors::DynConnector;
 use connecta_core::catalog::{Catalog, ToolDef};
-use connecta_core::config::ConnectorConfig;
+use connecta_core::config::{ConnectorConfig, SearchTerm};
 use connecta_core::error::{ErrorCode, ToolError};
 use connecta_core::glob::passes_filters;
-use connecta_core::search::CatalogIndex;
+use connecta_search::CatalogIndex;
 use connecta_store::{Store, StoredCatalog};
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
@@ -32,7 +32,7 @@ pub struct Loaded {
     /// The connector's configured description, indexed with every tool.
     description: Option<String>,
     /// The connector's configured search terms, indexed with the names.
-    search_terms: Arc<[(String, String)]>,
+    search_terms: Arc<[SearchTerm]>,
     index: OnceLock<Arc<CatalogIndex>>,
     validators: Mutex<HashMap<String, Arc<ArgValidator>>>,
     /// Sanitized tool name → tool positions, for program shortcuts.

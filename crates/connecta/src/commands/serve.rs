@@ -90,6 +90,14 @@ pub async fn run(
         args: vec![crate::WORKER_ARG.to_owned()],
     };
     let keys = connecta_gateway::vault_key_location(&loaded.config, loaded.dir());
+    // Every index the gateway builds, and every search against it, reads
+    // words with the deployment's lexicon.
+    if loaded.config.search.lexicon.is_some() {
+        tracing::info!(lexicon = ?loaded.config.search.lexicon, "search lexicon extended");
+    }
+    if connecta_search::install_lexicon(loaded.lexicon.clone()).is_err() {
+        anyhow::bail!("the search lexicon was installed twice in one process");
+    }
     let gateway =
         Gateway::start_with_vault(loaded.config, store.clone(), Some(worker), keys).await?;
 

@@ -12,6 +12,19 @@ pub struct Diagnostic {
     pub message: String,
 }
 
+impl Diagnostic {
+    /// A problem at byte `offset` of `text` (a file connecta reads, such
+    /// as the search lexicon's).
+    pub fn at(text: &str, offset: usize, message: impl Into<String>) -> Diagnostic {
+        let (line, column) = line_col(text, offset);
+        Diagnostic {
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
 /// Every problem found in one config file. `connecta check` prints them all
 /// and exits non-zero.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,6 +72,11 @@ impl<'a> Sink<'a> {
         if !self.items.contains(&d) {
             self.items.push(d);
         }
+    }
+
+    /// The 1-based line and column of a byte offset's span.
+    pub(crate) fn position(&self, span: Range<usize>) -> (usize, usize) {
+        line_col(self.text, span.start)
     }
 
     pub(crate) fn is_empty(&self) -> bool {

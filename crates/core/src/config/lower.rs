@@ -79,6 +79,19 @@ pub(crate) fn lower(
             .unwrap_or_else(|| d::VAULT_KEY_FILE.to_owned()),
     };
     let operator = lower_operator(raw.operator, &auth.bearer_tokens, sink);
+    let search = SearchConfig {
+        lexicon: raw.search.lexicon.and_then(|l| {
+            if l.get_ref().trim().is_empty() {
+                sink.at(
+                    l.span(),
+                    "search.lexicon names a lexicon file; leave it out for the built-in lexicon",
+                );
+                None
+            } else {
+                Some(l.into_inner())
+            }
+        }),
+    };
     let store = StoreConfig {
         postgres_url: match &raw.store.url {
             Some(u)
@@ -163,6 +176,7 @@ pub(crate) fn lower(
         vault,
         store,
         operator,
+        search,
         connectors,
         warnings,
     })
@@ -1067,12 +1081,14 @@ fn check_credential_fits(
 /// At most this many configured search terms per connector.
 const MAX_SEARCH_TERMS: usize = 256;
 
-/// `search_terms = { close = "update" }`: each side one content word, the
-/// two different, the whole table of a modest size.
+/// `search_terms = { close = "update" }`: each side one word of letters
+/// and digits, the whole table of a modest size. (Whether a word is a
+/// function word, or the other's inflection, is the search lexicon's to
+/// say: `connecta_search::check_search_terms`.)
 fn lower_search_terms(
     table: &Spanned<BTreeMap<String, Spanned<String>>>,
     sink: &mut Sink<'_>,
-) -> Vec<(String, String)> {
+) -> Vec<SearchTerm> {
     if table.get_ref().len() > MAX_SEARCH_TERMS {
         sink.at(
             table.span(),
@@ -1080,24 +1096,24 @@ fn lower_search_terms(
         );
         return Vec::new();
     }
+    let one_word = |w: &str| !w.is_empty() && w.chars().all(char::is_alphanumeric);
     let mut out = Vec::new();
     for (query_word, name_word) in table.get_ref() {
-        let terms = (
-            crate::search::search_term(query_word),
-            crate::search::search_term(name_word.get_ref()),
-        );
-        let problem = match &terms {
-            (Some(q), Some(n)) if q == n => "maps a word to itself",
-            (Some(_), Some(_)) => {
-                out.extend(terms.0.zip(terms.1));
-                continue;
-            }
-            _ => "needs one word on each side (not a function word like \"the\" or \"up\")",
-        };
+        let (query, name) = (query_word.trim(), name_word.get_ref().trim());
+        if one_word(query) && one_word(name) {
+            let (line, column) = sink.position(name_word.span());
+            out.push(SearchTerm {
+                query: query.to_owned(),
+                name: name.to_owned(),
+                line,
+                column,
+            });
+            continue;
+        }
         sink.at(
             name_word.span(),
             format!(
-                "search_terms: \"{}\" = \"{}\" {problem}",
+                "search_terms: \"{}\" = \"{}\" needs one word on each side (not a function word like \"the\" or \"up\")",
                 crate::error::clamp_text(query_word, 40),
                 crate::error::clamp_text(name_word.get_ref(), 40)
             ),

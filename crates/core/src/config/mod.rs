@@ -44,6 +44,7 @@ pub struct Config {
     pub vault: VaultConfig,
     pub store: StoreConfig,
     pub operator: OperatorConfig,
+    pub search: SearchConfig,
     pub connectors: Vec<ConnectorConfig>,
     /// Non-fatal findings (an override that names no tool yet, an open
     /// endpoint in front of credentialed connectors…), printed at boot and by
@@ -217,11 +218,31 @@ pub struct OperatorConfig {
     pub session: Duration,
 }
 
+/// `[search]`.
+#[derive(Debug, Clone, Default)]
+pub struct SearchConfig {
+    /// A lexicon file that extends the built-in search lexicon, as written
+    /// (relative to the config file's folder). The binary reads it; core
+    /// does no I/O.
+    pub lexicon: Option<String>,
+}
+
 #[derive(Debug, Clone)]
 pub struct VaultConfig {
     /// Key file used when `CONNECTA_VAULT_KEY` is not set; relative paths are
     /// under the data directory.
     pub key_file: String,
+}
+
+/// One entry of a connector's `search_terms` (`jot = "create"`), each word
+/// as written, with where its name word is in the file (for the search
+/// crate's diagnostics).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchTerm {
+    pub query: String,
+    pub name: String,
+    pub line: usize,
+    pub column: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -238,10 +259,11 @@ pub struct ConnectorConfig {
     /// Operator annotation overrides by tool name (logged at boot).
     pub overrides: BTreeMap<String, AnnotationOverride>,
     pub guide: Option<Guide>,
-    /// Operator vocabulary for search: `(query term, name term)` pairs,
-    /// normalized ([`crate::search::search_term`]); a tool whose name
-    /// carries the name term is also found by the query term.
-    pub search_terms: Vec<(String, String)>,
+    /// Operator vocabulary for search: a tool whose name carries a term's
+    /// name word is also found by its query word. Checked here as one word
+    /// on each side; the search crate checks the rest against its lexicon
+    /// (`connecta_search::check_search_terms`).
+    pub search_terms: Vec<SearchTerm>,
     pub max_concurrency: Option<usize>,
     pub rate_limit: Option<RateLimit>,
     pub approval: Option<ApprovalPolicy>,

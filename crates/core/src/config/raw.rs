@@ -33,7 +33,16 @@ pub struct RawConfig {
     #[serde(default)]
     pub operator: RawOperator,
     #[serde(default)]
+    pub search: RawSearch,
+    #[serde(default)]
     pub connector: Vec<S<RawConnector>>,
+}
+
+/// `[search]`: the tool search.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSearch {
+    pub lexicon: Option<S<String>>,
 }
 
 /// `[operator]`: the operator web UI at `/ui`.

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use connecta_core::catalog::{Catalog, Schema, ToolDef};
 use connecta_core::policy::Annotations;
-use connecta_core::search::{CatalogIndex, Source, Surface, parse_search_args, search_page};
 use connecta_eval::{build, load};
+use connecta_search::{CatalogIndex, Source, Surface, parse_search_args, search_page};
 
 fn variants() -> Vec<(Surface, Value)> {
     vec![

@@ -9,8 +9,8 @@
 use std::process::ExitCode;
 
 use connecta_core::policy::Safety;
-use connecta_core::search::{CatalogIndex, SearchQuery, rank};
 use connecta_eval::{build, load};
+use connecta_search::{CatalogIndex, SearchQuery, rank};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -8,7 +8,7 @@
 //! path's to check, so a refusal on a real connector is still recorded.
 
 use connecta_core::error::{ErrorCode, ToolError};
-use connecta_core::search::{DescribeRequest, SearchRequest, Surface, parse_describe_args};
+use connecta_search::{DescribeRequest, SearchRequest, Surface, parse_describe_args};
 use serde_json::Value;
 
 use super::envelope::validate_block;
@@ -98,7 +98,7 @@ pub(crate) fn decode(
         }
         "search" => {
             let arg = take(0).unwrap_or(Value::Null);
-            let req = connecta_core::search::parse_search_args(&arg, Surface::CodeMode)?;
+            let req = connecta_search::parse_search_args(&arg, Surface::CodeMode)?;
             Ok(GuestCall::Search(Box::new(req)))
         }
         "describe" => Ok(GuestCall::Describe(parse_describe_args(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use connecta_core::error::{ToolError, clamp_text};
-use connecta_core::search::{SearchRequest, Source, Surface, parse_search_args, search_page};
+use connecta_search::{SearchRequest, Source, Surface, parse_search_args, search_page};
 use serde_json::{Map, Value};
 
 use super::MetaOutput;
