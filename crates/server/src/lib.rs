@@ -232,6 +232,11 @@ pub async fn serve_http(
     let app = router(state, drop_unanswered.clone());
     let signalled = CancellationToken::new();
     let on_signal = signalled.clone();
+    // Small JSON answers: with Nagle's algorithm on, a response written in
+    // two segments waits for the client's delayed ACK.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let server = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;
