@@ -1,5 +1,5 @@
 //! The binary's only `unsafe` code: how many malloc arenas the gateway's
-//! threads may spread over.
+//! threads may spread over, and giving freed memory back to the system.
 //!
 //! glibc gives each thread that meets a locked arena a new one, up to
 //! eight per core, and each arena keeps the peak of what was freed in it.
@@ -8,7 +8,12 @@
 //! against 70 at 10,000 tools), with no measurable gain in throughput on
 //! this workload (docs/performance.md). One arena per core is the cap.
 //!
-//! Must never: do more than this one call.
+//! A request that briefly needed many MB (a large JSON-RPC batch) leaves
+//! that memory free inside the arenas, where glibc keeps it; the server
+//! calls [`release_free_memory`] after such a request so RSS returns to
+//! where it was.
+//!
+//! Must never: do more than these two calls.
 #![allow(unsafe_code)]
 
 /// Caps glibc's malloc arenas at one per available core (two at least),
@@ -35,6 +40,19 @@ pub fn cap_malloc_arenas() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn cap_malloc_arenas() {}
+
+/// Returns the free memory of every arena to the system.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn release_free_memory() {
+    // SAFETY: `malloc_trim` only releases free pages of the allocator's
+    // own arenas, under their locks; it is safe from any thread.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn release_free_memory() {}
 
 /// Whether the environment sets the arena count: `MALLOC_ARENA_MAX`, or
 /// `arena_max` among the colon-separated `GLIBC_TUNABLES`.

@@ -99,11 +99,27 @@ pub const WORKER_ARG: &str = "__sandbox-worker";
 /// How long blocking work still running after a command may delay exit.
 const STRAGGLERS: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Make this process non-dumpable: another process of the same user (a
+/// stdio downstream server among them) can then neither attach to it
+/// (ptrace) nor read its memory, `/proc/<pid>/environ` (which holds the
+/// tokens and the vault key passed in the environment), `/proc/<pid>/mem`,
+/// its open descriptors or its maps, and it leaves no core dump. What
+/// `/proc/<pid>/status` and `stat` say (memory, CPU, state) stays readable
+/// to everyone, as for any process. Sandbox workers are left as they are:
+/// they hold no secret and harden themselves.
+fn hide_from_same_user_processes() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        eprintln!("connecta: could not make the process non-dumpable: {e}");
+    }
+}
+
 fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == WORKER_ARG) {
         return connecta_sandbox::worker_main();
     }
     allocator::cap_malloc_arenas();
+    hide_from_same_user_processes();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

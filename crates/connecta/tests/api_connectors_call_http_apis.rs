@@ -13,19 +13,6 @@ use api_support::*;
 use serde_json::{Value, json};
 use support::*;
 
-async fn call_tool(client: &Client, address: &str, args: Value) -> (Value, bool) {
-    call(
-        client,
-        "call_tool",
-        json!({"address": address, "args": args, "resultMode": "value"}),
-    )
-    .await
-}
-
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn e3_api_tools_use_the_vault_credential_recover_auth_and_map_every_answer() {
     let provider = start_provider().await;

@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::approvals::*;
 use support::*;
 
 const REASON_MARKER: &str = "reason-marker-7Qx";
@@ -25,58 +26,10 @@ fn ask_config(timeout_ms: u64) -> String {
     )
 }
 
-fn approvals_cli(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
-    let (status, out, err) = run(
-        Command::new(bin())
-            .arg("approvals")
-            .args(args)
-            .arg("--config")
-            .arg(&gw.config_path),
-        Duration::from_secs(30),
-    );
-    (status.success(), out, err)
-}
-
-fn questions(gw: &Gateway, all: bool) -> Vec<Value> {
-    let mut args = vec!["list", "--json"];
-    if all {
-        args.push("--all");
-    }
-    let (ok, out, err) = approvals_cli(gw, &args);
-    assert!(ok, "{err}");
-    out.lines()
-        .map(|l| serde_json::from_str(l).expect("JSON line"))
-        .collect()
-}
-
-async fn wait_for_question(gw: &Gateway) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(q) = questions(gw, false).into_iter().next() {
-            return q;
-        }
-        assert!(Instant::now() < deadline, "no question was asked");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Starts `call_destructive_tool demo.create_note {title}` on its own
 /// client, with the markers in its body and reason.
 fn create_note(gw: &Gateway, title: &'static str) -> tokio::task::JoinHandle<(Value, bool)> {
     destructive_create_note(gw, title, ARGS_MARKER, REASON_MARKER)
-}
-
-/// The titles of the demo's notes.
-async fn titles(gw: &Gateway) -> String {
-    let client = connect(&gw.url()).await;
-    let (v, is_err) = call(
-        &client,
-        "call_tool",
-        json!({"address": "demo.list_notes", "args": {}}),
-    )
-    .await;
-    assert!(!is_err, "{v}");
-    v.to_string()
 }
 
 fn approval_events(gw: &Gateway) -> Vec<Value> {
@@ -368,61 +321,16 @@ async fn a_question_whose_gateway_died_is_closed_without_its_payload() {
     );
 }
 
-/// A 2026-07-28 client over HTTP (rmcp's, which drives multi round-trip
-/// requests through its `ClientHandler`): the question comes back as an
+/// A 2026-07-28 client over HTTP: the question comes back as an
 /// `input_required` result, the client's human answers, and the retry
 /// carries the answer. Yes runs the call once; no refuses it; the activity
 /// log has the pair with who decided, and one call event per decided call.
-#[derive(Clone)]
-struct HumanBehindTheClient {
-    approve: bool,
-    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-impl rmcp::ClientHandler for HumanBehindTheClient {
-    fn get_info(&self) -> rmcp::model::ClientConfig {
-        rmcp::model::ClientConfig::new(
-            rmcp::model::ClientCapabilities::builder()
-                .enable_elicitation()
-                .build(),
-            rmcp::model::Implementation::new("approver", "1.0.0"),
-        )
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: rmcp::model::ElicitRequestParams,
-        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
-    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        if let rmcp::model::ElicitRequestParams::FormElicitationParams { message, .. } = request {
-            self.asked.lock().expect("lock").push(message);
-        }
-        Ok(
-            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
-                .with_content(json!({"approve": self.approve})),
-        )
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_2026_client_over_http_is_asked_through_an_input_required_result() {
-    use rmcp::transport::StreamableHttpClientTransport;
     let mut gw = Gateway::start(&ask_config(60_000));
     for (approve, title) in [(true, "mrtr-yes"), (false, "mrtr-no")] {
-        let human = HumanBehindTheClient {
-            approve,
-            asked: Default::default(),
-        };
-        let client = rmcp::service::serve_client_with_lifecycle(
-            human.clone(),
-            StreamableHttpClientTransport::from_uri(gw.url()),
-            rmcp::service::ClientLifecycleMode::Auto {
-                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-                legacy_version: None,
-            },
-        )
-        .await
-        .expect("connects with server/discover");
+        let human = HumanBehindTheClient::new(approve);
+        let client = human.connect(&gw.url()).await;
         let Value::Object(args) = json!({"address": "demo.create_note",
             "args": {"title": title, "body": ARGS_MARKER}, "reason": REASON_MARKER})
         else {
@@ -492,20 +400,7 @@ async fn a_2026_client_over_http_is_asked_through_an_input_required_result() {
     // A still-open question answers only for its own call: the same
     // caller's retry with other arguments is refused and decides nothing;
     // the retry for the call it was asked about then runs.
-    let human = HumanBehindTheClient {
-        approve: true,
-        asked: Default::default(),
-    };
-    let modern = rmcp::service::serve_client_with_lifecycle(
-        human,
-        StreamableHttpClientTransport::from_uri(gw.url()),
-        rmcp::service::ClientLifecycleMode::Auto {
-            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-            legacy_version: None,
-        },
-    )
-    .await
-    .expect("connects");
+    let modern = HumanBehindTheClient::new(true).connect(&gw.url()).await;
     let params_for = |title: &str| {
         let Value::Object(args) = json!({"address": "demo.create_note",
             "args": {"title": title, "body": "x"}})

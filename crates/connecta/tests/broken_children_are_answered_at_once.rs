@@ -171,3 +171,34 @@ async fn a_program_waits_for_a_starting_connector_only_until_its_call_deadline()
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// A child that prints a JSON-RPC response nobody asked for before it
+/// answers `initialize` (a wrapper script's leftover, a server that greets
+/// with a stale reply) comes up: the stray line is ignored, not taken for
+/// the handshake's answer, which used to keep the connector down on every
+/// restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stray_response_before_the_handshake_answer_is_ignored() {
+    let stray = r#"{"jsonrpc":"2.0","id":99,"result":{}}"#;
+    let stray_error = r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32600,"message":"stale"}}"#;
+    let script = format!(
+        "printf '%s\\n' '{stray}' '{stray_error}'; exec {} demo-server",
+        bin().display()
+    );
+    let gw = Gateway::start(&format!(
+        "[[connector]]\nid = \"chatty\"\ncommand = \"/bin/sh\"\nargs = [\"-c\", {}]\n",
+        q(&script)
+    ));
+    let health = gw.wait_catalogs().await;
+    let chatty = &health["connectors"][0];
+    assert_eq!(chatty["state"], "ready", "{health}");
+    assert_eq!(chatty["restarts"], 0, "{health}");
+    let c = connect(&gw.url()).await;
+    let (v, err) = call(
+        &c,
+        "call_tool",
+        json!({"address": "chatty.get_note", "args": {"id": 1}}),
+    )
+    .await;
+    assert!(!err, "{v}");
+}

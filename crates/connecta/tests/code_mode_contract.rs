@@ -21,18 +21,6 @@ async fn gateway() -> (Gateway, Client) {
     (gw, client)
 }
 
-async fn ok(client: &Client, code: &str) -> Value {
-    let (v, err) = program(client, code).await;
-    assert!(!err, "program failed: {v:#}\n{code}");
-    v["result"].clone()
-}
-
-async fn fails(client: &Client, code: &str) -> Value {
-    let (v, err) = program(client, code).await;
-    assert!(err, "program should fail: {v:#}\n{code}");
-    v["error"].clone()
-}
-
 /// Poll the activity log until `pred` holds.
 async fn events_until(gw: &Gateway, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -52,9 +40,9 @@ async fn events_until(gw: &Gateway, what: &str, pred: impl Fn(&[Value]) -> bool)
 #[tokio::test(flavor = "multi_thread")]
 async fn p1_an_async_arrow_is_evaluated_once_and_its_value_returned() {
     let (_gw, c) = gateway().await;
-    assert_eq!(ok(&c, "async () => 6 * 7").await, json!(42));
+    assert_eq!(program_ok(&c, "async () => 6 * 7").await, json!(42));
     assert_eq!(
-        ok(
+        program_ok(
             &c,
             "async () => { const x = [1, 2, 3]; return x.map(n => n * 2); }"
         )
@@ -63,16 +51,16 @@ async fn p1_an_async_arrow_is_evaluated_once_and_its_value_returned() {
     );
     // Courtesies: a fenced program and a bare body are accepted.
     assert_eq!(
-        ok(&c, "```js\nasync () => 'fenced'\n```").await,
+        program_ok(&c, "```js\nasync () => 'fenced'\n```").await,
         json!("fenced")
     );
-    assert_eq!(ok(&c, "return 1 + 1;").await, json!(2));
+    assert_eq!(program_ok(&c, "return 1 + 1;").await, json!(2));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn p2_x5_no_network_files_environment_timers_or_imports() {
     let (_gw, c) = gateway().await;
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => ({fetch: typeof fetch, process: typeof process, require: typeof require, setTimeout: typeof setTimeout, \
           WebSocket: typeof WebSocket, std: typeof std, os: typeof os, XMLHttpRequest: typeof XMLHttpRequest})",
@@ -81,7 +69,7 @@ async fn p2_x5_no_network_files_environment_timers_or_imports() {
     for (k, t) in v.as_object().expect("object") {
         assert_eq!(t, "undefined", "{k} is reachable");
     }
-    let e = fails(
+    let e = program_fails(
         &c,
         "async () => { const m = await import('fs'); return 1; }",
     )
@@ -93,7 +81,7 @@ async fn p2_x5_no_network_files_environment_timers_or_imports() {
 async fn p3_x9_values_cross_as_json_and_non_json_fails_the_run() {
     let (_gw, c) = gateway().await;
     assert_eq!(
-        ok(&c, "async () => ({d: new Date(0), u: undefined, n: NaN})").await,
+        program_ok(&c, "async () => ({d: new Date(0), u: undefined, n: NaN})").await,
         json!({"d": "1970-01-01T00:00:00.000Z", "n": null})
     );
     for bad in [
@@ -101,7 +89,7 @@ async fn p3_x9_values_cross_as_json_and_non_json_fails_the_run() {
         "async () => 10n",
         "async () => ({f: () => 1})",
     ] {
-        let e = fails(&c, bad).await;
+        let e = program_fails(&c, bad).await;
         assert_eq!(e["code"], "execution_failed", "{e}");
         assert_eq!(e["kind"], "invalid-output", "{e}");
     }
@@ -110,19 +98,19 @@ async fn p3_x9_values_cross_as_json_and_non_json_fails_the_run() {
 #[tokio::test(flavor = "multi_thread")]
 async fn p4_nothing_survives_an_execution() {
     let (_gw, c) = gateway().await;
-    ok(
+    program_ok(
         &c,
         "async () => { globalThis.leak = 1; Object.prototype.polluted = true; return 1; }",
     )
     .await;
-    let v = ok(&c, "async () => [typeof leak, ({}).polluted === undefined]").await;
+    let v = program_ok(&c, "async () => [typeof leak, ({}).polluted === undefined]").await;
     assert_eq!(v, json!(["undefined", true]));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn p5_typescript_syntax_is_a_syntax_error() {
     let (_gw, c) = gateway().await;
-    let e = fails(
+    let e = program_fails(
         &c,
         "async (): Promise<number> => { const x: number = 1; return x; }",
     )
@@ -141,7 +129,7 @@ async fn p5_typescript_syntax_is_a_syntax_error() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a1_a2_canonical_addresses_and_sanitized_shortcuts_reach_the_same_tool() {
     let (_gw, c) = gateway().await;
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => { const a = await connecta.call('py-server.weather_lookup', {city: 'Oslo'}); \
           const b = await py_server.weather_lookup({city: 'Oslo'}); const n = await demo.get_note({id: 1}); \
@@ -157,7 +145,7 @@ async fn a1_a2_canonical_addresses_and_sanitized_shortcuts_reach_the_same_tool()
 async fn a3_an_ambiguous_shortcut_fails_closed_and_both_addresses_stay_callable() {
     let (gw, c) = gateway().await;
     // `get-item` and `get.item` both sanitize to `get_item`.
-    let e = fails(&c, "async () => py_server.get_item({})").await;
+    let e = program_fails(&c, "async () => py_server.get_item({})").await;
     assert_eq!(e["code"], "ambiguous_tool_alias", "{e}");
     assert_eq!(e["retryable"], false);
     let m = e["message"].as_str().expect("message");
@@ -165,19 +153,19 @@ async fn a3_an_ambiguous_shortcut_fails_closed_and_both_addresses_stay_callable(
         m.contains("get-item") && m.contains("get.item") && m.contains("connecta.call"),
         "{m}"
     );
-    let v = ok(&c, "async () => [await connecta.call('py-server.get-item'), await connecta.call('py-server.get.item')]").await;
+    let v = program_ok(&c, "async () => [await connecta.call('py-server.get-item'), await connecta.call('py-server.get.item')]").await;
     assert_eq!(v, json!([{"via": "get-item"}, {"via": "get.item"}]));
     // A shortcut that is one tool's exact name and another's sanitized
     // name (`lookup_record`, `lookup-record`) picks neither; a name only
     // bracket access spells means its tool alone.
-    let e = fails(&c, "async () => py_server.lookup_record({id: 1})").await;
+    let e = program_fails(&c, "async () => py_server.lookup_record({id: 1})").await;
     assert_eq!(e["code"], "ambiguous_tool_alias", "{e}");
     let m = e["message"].as_str().expect("message");
     assert!(
         m.contains("lookup-record") && m.contains("lookup_record"),
         "{m}"
     );
-    let v = ok(&c, "async () => py_server['lookup-record']({id: 1})").await;
+    let v = program_ok(&c, "async () => py_server['lookup-record']({id: 1})").await;
     assert_eq!(v["via"], "lookup-record");
     // The refusal is recorded with the alias the program used (V2).
     let events = events_until(&gw, "the ambiguity refusal", |e| {
@@ -195,7 +183,7 @@ async fn a3_an_ambiguous_shortcut_fails_closed_and_both_addresses_stay_callable(
 async fn a4_every_global_of_the_sandbox_is_reserved_for_connector_ids() {
     use connecta_core::address::{RESERVED_GLOBALS, sanitize_identifier};
     let (_gw, c) = gateway().await;
-    let names = ok(&c, "async () => Object.getOwnPropertyNames(globalThis)").await;
+    let names = program_ok(&c, "async () => Object.getOwnPropertyNames(globalThis)").await;
     let names = names.as_array().expect("a list of names");
     assert!(names.len() > 40, "{names:?}");
     let shortcuts = ["demo", "py_server"];
@@ -220,7 +208,7 @@ async fn a4_colliding_connector_ids_fail_every_program_naming_them() {
         python_connector("my_svc")
     ));
     let c = connect(&gw.url()).await;
-    let e = fails(&c, "async () => 1").await;
+    let e = program_fails(&c, "async () => 1").await;
     assert_eq!(e["code"], "execution_failed");
     let m = e["message"].as_str().expect("message");
     assert!(m.contains("my-svc") && m.contains("my_svc"), "{m}");
@@ -229,7 +217,7 @@ async fn a4_colliding_connector_ids_fail_every_program_naming_them() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s1_s1a_s2_search_is_one_flat_page_with_safety_and_key_lists() {
     let (_gw, c) = gateway().await;
-    let page = ok(
+    let page = program_ok(
         &c,
         "async () => connecta.search({query: 'weather city', safety: 'readOnly'})",
     )
@@ -247,7 +235,7 @@ async fn s1_s1a_s2_search_is_one_flat_page_with_safety_and_key_lists() {
         .iter()
         .all(|t| t["readOnly"] == true);
     assert!(all_ro, "{page}");
-    let approval = ok(
+    let approval = program_ok(
         &c,
         "async () => connecta.search({query: 'delete note', safety: 'approvalRequired'})",
     )
@@ -260,7 +248,7 @@ async fn s1_s1a_s2_search_is_one_flat_page_with_safety_and_key_lists() {
             .all(|t| t["readOnly"] == false),
         "{approval}"
     );
-    let no_keys = ok(
+    let no_keys = program_ok(
         &c,
         "async () => connecta.search({query: 'weather', includeSchemaKeys: false})",
     )
@@ -271,16 +259,16 @@ async fn s1_s1a_s2_search_is_one_flat_page_with_safety_and_key_lists() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_e1_discovery_bounds_throw_and_escape_typed() {
     let (_gw, c) = gateway().await;
-    let caught = ok(&c, "async () => { try { await connecta.search({query: 'x', limit: 101}); } catch (e) { return [e.message.length > 0, e.code]; } }").await;
+    let caught = program_ok(&c, "async () => { try { await connecta.search({query: 'x', limit: 101}); } catch (e) { return [e.message.length > 0, e.code]; } }").await;
     assert_eq!(caught, json!([true, "invalid_args"]));
-    let e = fails(&c, "async () => connecta.search({query: 'x', limit: 0})").await;
+    let e = program_fails(&c, "async () => connecta.search({query: 'x', limit: 0})").await;
     assert_eq!(e["code"], "invalid_args", "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s4_describe_answers_in_order_with_per_entry_errors() {
     let (_gw, c) = gateway().await;
-    let v = ok(&c, "async () => connecta.describe({addresses: ['demo.get_note', 'demo.get_nots', 'nowhere.x']})").await;
+    let v = program_ok(&c, "async () => connecta.describe({addresses: ['demo.get_note', 'demo.get_nots', 'nowhere.x']})").await;
     let tools = v["tools"].as_array().expect("tools");
     assert_eq!(tools.len(), 3);
     assert_eq!(tools[0]["address"], "demo.get_note");
@@ -289,7 +277,7 @@ async fn s4_describe_answers_in_order_with_per_entry_errors() {
     let suggestions = tools[1]["error"].to_string();
     assert!(suggestions.contains("demo.get_note"), "did you mean: {v}");
     assert!(tools[2]["error"].is_object(), "{v}");
-    let e = fails(&c, "async () => connecta.describe({addresses: Array.from({length: 101}, (_, i) => 'demo.t' + i)})").await;
+    let e = program_fails(&c, "async () => connecta.describe({addresses: Array.from({length: 101}, (_, i) => 'demo.t' + i)})").await;
     assert_eq!(e["code"], "invalid_args");
 }
 
@@ -297,14 +285,14 @@ async fn s4_describe_answers_in_order_with_per_entry_errors() {
 async fn s5_call_returns_the_unwrapped_value_and_is_error_throws() {
     let (_gw, c) = gateway().await;
     assert_eq!(
-        ok(
+        program_ok(
             &c,
             "async () => (await connecta.call('demo.get_note', {id: 3})).title"
         )
         .await,
         json!("Database migration notes")
     );
-    let e = fails(&c, "async () => connecta.call('py-server.flaky')").await;
+    let e = program_fails(&c, "async () => connecta.call('py-server.flaky')").await;
     assert_eq!(e["code"], "connector_call_failed", "{e}");
     assert!(
         e["message"]
@@ -318,15 +306,15 @@ async fn s5_call_returns_the_unwrapped_value_and_is_error_throws() {
 #[tokio::test(flavor = "multi_thread")]
 async fn s6_e4_destructive_tools_are_refused_inside_programs_with_activity_parity() {
     let (gw, c) = gateway().await;
-    let e = fails(&c, "async () => connecta.call('demo.delete_note', {id: 1})").await;
+    let e = program_fails(&c, "async () => connecta.call('demo.delete_note', {id: 1})").await;
     assert_eq!(e["code"], "destructive_tool_requires_approval");
     assert_eq!(e["retryable"], false);
     assert_eq!(e["nextAction"]["tool"], "call_destructive_tool");
-    let e = fails(&c, "async () => demo.create_note({title: 't', body: 'b'})").await;
+    let e = program_fails(&c, "async () => demo.create_note({title: 't', body: 'b'})").await;
     assert_eq!(e["code"], "destructive_tool_requires_approval");
     // The note still exists: nothing was called.
     assert_eq!(
-        ok(&c, "async () => (await demo.get_note({id: 1})).id").await,
+        program_ok(&c, "async () => (await demo.get_note({id: 1})).id").await,
         json!(1)
     );
     let events = events_until(&gw, "three execute_code events", |e| e.len() >= 3).await;
@@ -345,7 +333,7 @@ async fn s6_e4_destructive_tools_are_refused_inside_programs_with_activity_parit
 #[tokio::test(flavor = "multi_thread")]
 async fn s7_s8_y2_batch_runs_in_parallel_with_typed_outcomes() {
     let (_gw, c) = gateway().await;
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => connecta.batch([{address: 'demo.get_note', args: {id: 1}}, {address: 'demo.delete_note', args: {id: 1}}, \
           {address: 'nowhere.tool'}, {address: 'py-server.weather_lookup', args: {city: 'Lima'}}])",
@@ -364,32 +352,32 @@ async fn s7_s8_y2_batch_runs_in_parallel_with_typed_outcomes() {
     assert!(o[1]["error"].is_string());
     assert_eq!(o[2]["errorDetails"]["code"], "unknown_address");
     assert_eq!(o[3]["data"]["sky"], "overcast");
-    let e = fails(&c, "async () => connecta.batch(Array.from({length: 11}, () => ({address: 'demo.note_stats'})))").await;
+    let e = program_fails(&c, "async () => connecta.batch(Array.from({length: 11}, () => ({address: 'demo.note_stats'})))").await;
     assert_eq!(e["code"], "invalid_args");
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn e1_e6_a_caught_error_is_typed_and_an_escaped_one_keeps_its_type_even_wrapped() {
+async fn e1_e6_a_caught_error_is_typed_and_an_escaped_one_keeps_its_type_as_a_cause() {
     let (_gw, c) = gateway().await;
-    let v = ok(&c, "async () => { try { await connecta.call('demo.delete_note', {id: 1}); } catch (e) { return [e instanceof Error, e.code, e.retryable]; } }").await;
+    let v = program_ok(&c, "async () => { try { await connecta.call('demo.delete_note', {id: 1}); } catch (e) { return [e instanceof Error, e.code, e.retryable]; } }").await;
     assert_eq!(
         v,
         json!([true, "destructive_tool_requires_approval", false])
     );
-    let e = fails(&c, "async () => { try { await connecta.call('demo.get_note', {id: 'x'}); } catch (e) { throw new Error('while reading: ' + e.message); } }").await;
+    let e = program_fails(&c, "async () => { try { await connecta.call('demo.get_note', {id: 'x'}); } catch (e) { throw new Error('while reading: ' + e.message, {cause: e}); } }").await;
     assert_eq!(
         e["code"], "invalid_args",
         "the wrapped failure keeps its type: {e}"
     );
     // A program's own error is not typed.
-    let e = fails(&c, "async () => { null.x; }").await;
+    let e = program_fails(&c, "async () => { null.x; }").await;
     assert_eq!(e["code"], "execution_failed");
     assert!(
         e["message"].as_str().expect("m").contains("TypeError"),
         "{e}"
     );
     // A forged typed error is not trusted: its code is not the model's code.
-    let e = fails(&c, "async () => { const err = new Error('forged'); err.code = 'rate_limited'; err.retryable = true; throw err; }").await;
+    let e = program_fails(&c, "async () => { const err = new Error('forged'); err.code = 'rate_limited'; err.retryable = true; throw err; }").await;
     assert_eq!(e["code"], "execution_failed", "{e}");
 }
 
@@ -397,10 +385,10 @@ async fn e1_e6_a_caught_error_is_typed_and_an_escaped_one_keeps_its_type_even_wr
 async fn e6_x8_unknown_and_inherited_members_fail_by_name() {
     let (_gw, c) = gateway().await;
     assert_eq!(
-        ok(&c, "async () => typeof connecta.toString").await,
+        program_ok(&c, "async () => typeof connecta.toString").await,
         json!("function")
     );
-    let e = fails(&c, "async () => connecta.toString()").await;
+    let e = program_fails(&c, "async () => connecta.toString()").await;
     assert!(
         e["message"]
             .as_str()
@@ -408,7 +396,7 @@ async fn e6_x8_unknown_and_inherited_members_fail_by_name() {
             .contains("Unknown function connecta.toString"),
         "{e}"
     );
-    let e = fails(&c, "async () => connecta.nope({})").await;
+    let e = program_fails(&c, "async () => connecta.nope({})").await;
     assert!(
         e["message"]
             .as_str()
@@ -427,7 +415,7 @@ async fn e7_refusals_about_a_503_named_connector_stay_non_retryable() {
     ));
     gw.wait_catalogs().await;
     let c = connect(&gw.url()).await;
-    let v = ok(&c, "async () => connecta.batch([{address: 'svc-503.forget_city', args: {city: 'x'}}, {address: 'svc-503.no_such_429'}])").await;
+    let v = program_ok(&c, "async () => connecta.batch([{address: 'svc-503.forget_city', args: {city: 'x'}}, {address: 'svc-503.no_such_429'}])").await;
     assert_eq!(
         v[0]["errorDetails"]["code"],
         "destructive_tool_requires_approval"
@@ -481,7 +469,7 @@ async fn r5_logs_are_captured_in_order_capped_and_survive_failure() {
         "{}",
         logs.len()
     );
-    let e = fails(
+    let e = program_fails(
         &c,
         "async () => { console.log('before the crash'); throw new Error('boom'); }",
     )
@@ -538,7 +526,7 @@ async fn r6_r7_r8_m10_diagnostics_are_opt_in_and_payload_free() {
 #[tokio::test(flavor = "multi_thread")]
 async fn y1_one_attempt_per_call_and_y3_retryable_flags_by_code() {
     let (gw, c) = gateway().await;
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => connecta.batch([{address: 'py-server.hang', args: {seconds: 30}}])",
     )
@@ -558,7 +546,7 @@ async fn y1_one_attempt_per_call_and_y3_retryable_flags_by_code() {
 #[tokio::test(flavor = "multi_thread")]
 async fn v1_v2_v3_v4_one_event_per_call_none_for_unknown_connectors_or_the_execution() {
     let (gw, c) = gateway().await;
-    ok(
+    program_ok(
         &c,
         "async () => { await demo.get_note({id: 1}); await connecta.call('demo.note_stats'); \
           await connecta.batch([{address: 'demo.list_notes'}, {address: 'nowhere.tool'}, {address: 'demo.nope'}]); \
@@ -591,7 +579,7 @@ async fn v1_v2_v3_v4_one_event_per_call_none_for_unknown_connectors_or_the_execu
 #[tokio::test(flavor = "multi_thread")]
 async fn l4_l8_the_host_call_budget_is_twenty_and_does_not_refill() {
     let (_gw, c) = gateway().await;
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => { const out = []; for (let i = 0; i < 22; i++) { const [r] = await connecta.batch([{address: 'demo.note_stats'}]); \
           out.push(r.ok ? 'ok' : r.errorDetails.code); } return out; }",
@@ -599,9 +587,9 @@ async fn l4_l8_the_host_call_budget_is_twenty_and_does_not_refill() {
     .await;
     let a = v.as_array().expect("array");
     assert_eq!(a.iter().filter(|x| *x == "ok").count(), 20, "{v}");
-    assert_eq!(a[20], "connector_call_failed");
-    assert_eq!(a[21], "connector_call_failed");
-    let e = fails(
+    assert_eq!(a[20], "budget_exceeded");
+    assert_eq!(a[21], "budget_exceeded");
+    let e = program_fails(
         &c,
         "async () => { for (let i = 0; i < 21; i++) await connecta.call('demo.note_stats'); }",
     )
@@ -610,25 +598,27 @@ async fn l4_l8_the_host_call_budget_is_twenty_and_does_not_refill() {
         e["message"].as_str().expect("m").contains("budget of 20"),
         "{e}"
     );
+    assert_eq!(e["code"], "budget_exceeded", "{e}");
+    assert_eq!(e["budget"], "host_calls", "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn l6_x10_oversized_host_payloads_fail_that_call_naming_the_address() {
     let (_gw, c) = gateway().await;
-    let v = ok(&c, "async () => { try { await connecta.call('py-server.big_text', {kilobytes: 300}); } catch (e) { return e.message; } }").await;
+    let v = program_ok(&c, "async () => { try { await connecta.call('py-server.big_text', {kilobytes: 300}); } catch (e) { return e.message; } }").await;
     let m = v.as_str().expect("message");
     assert!(
         m.contains("py-server.big_text") && m.contains("262144"),
         "{m}"
     );
     // A batch is one host call: its results together are bounded the same.
-    let v = ok(&c, "async () => { try { await connecta.batch([{address: 'py-server.big_text', args: {kilobytes: 150}}, {address: 'py-server.big_text', args: {kilobytes: 150}}]); return 'passed'; } catch (e) { return e.message; } }").await;
+    let v = program_ok(&c, "async () => { try { await connecta.batch([{address: 'py-server.big_text', args: {kilobytes: 150}}, {address: 'py-server.big_text', args: {kilobytes: 150}}]); return 'passed'; } catch (e) { return e.message; } }").await;
     let m = v.as_str().expect("message");
     assert!(
         m.contains("the batch's results are") && m.contains("262144"),
         "{m}"
     );
-    let v = ok(&c, "async () => { try { await connecta.call('demo.search_notes', {query: 'x'.repeat(300000)}); } catch (e) { return e.message; } }").await;
+    let v = program_ok(&c, "async () => { try { await connecta.call('demo.search_notes', {query: 'x'.repeat(300000)}); } catch (e) { return e.message; } }").await;
     assert!(
         !v.as_str().expect("message").contains("demo.search_notes"),
         "{v}"
@@ -638,7 +628,7 @@ async fn l6_x10_oversized_host_payloads_fail_that_call_naming_the_address() {
 #[tokio::test(flavor = "multi_thread")]
 async fn m1_m5_m7_emit_validates_strictly_and_budgets_fail_at_the_call() {
     let (_gw, c) = gateway().await;
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => { const out = []; for (const b of [{type: 'text'}, {type: 'text', text: 'x', annotations: {}}, 'plain', {type: 'resource_link', uri: 'file:///x'}]) { \
            try { await connecta.emit(b); out.push('accepted'); } catch (e) { out.push('refused'); } } \
@@ -694,7 +684,7 @@ async fn m2_m3_m4_m6_emitted_blocks_follow_the_envelope_on_success_only() {
 async fn x6_a_promise_that_can_never_settle_fails_fast() {
     let (_gw, c) = gateway().await;
     let started = Instant::now();
-    let e = fails(&c, "async () => { await new Promise(() => {}); return 1; }").await;
+    let e = program_fails(&c, "async () => { await new Promise(() => {}); return 1; }").await;
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "stall detection must not wait for the deadline"
@@ -723,7 +713,7 @@ async fn e3_auth_required_carries_the_recovery_envelope() {
         demo_connector()
     ));
     let c = connect(&gw.url()).await;
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => connecta.batch([{address: 'locked.anything'}])",
     )
@@ -734,7 +724,7 @@ async fn e3_auth_required_carries_the_recovery_envelope() {
     assert_eq!(d["nextAction"]["tool"], "authorize_connector", "{v}");
     assert_eq!(d["nextAction"]["arguments"]["connector"], "locked", "{v}");
     assert_eq!(d["details"]["recovery"], "operator_config", "{v}");
-    let e = fails(&c, "async () => connecta.call('locked.anything')").await;
+    let e = program_fails(&c, "async () => connecta.call('locked.anything')").await;
     assert_eq!(e["code"], "auth_required", "E1: escapes typed: {e}");
     assert_eq!(e["recovery"], "operator_config");
     let _ = server.kill();
@@ -744,7 +734,7 @@ async fn e3_auth_required_carries_the_recovery_envelope() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a5_shortcut_namespaces_are_frozen_with_no_method_lists() {
     let (_gw, c) = gateway().await;
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => { 'use strict';
            const ns = demo;
@@ -774,7 +764,7 @@ async fn a5_shortcut_namespaces_are_frozen_with_no_method_lists() {
 #[tokio::test(flavor = "multi_thread")]
 async fn e2_each_code_carries_its_pinned_retryable_flag() {
     let (_gw, c) = gateway().await;
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => {
            const codeOf = async (f) => { try { await f(); return null; } catch (e) { return [e.code, e.retryable]; } };
@@ -822,7 +812,7 @@ async fn x7_values_cross_as_json_only_binary_does_not_survive() {
     let (_gw, c) = gateway().await;
     // A typed array has no JSON form beyond its indexed members: what comes
     // back is a plain object, never bytes.
-    let v = ok(
+    let v = program_ok(
         &c,
         "async () => ({bytes: new Uint8Array([1, 2]), date: new Date(0), map: new Map([[1, 2]])})",
     )

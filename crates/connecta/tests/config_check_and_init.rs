@@ -278,7 +278,7 @@ read_only = true
     for expected in [
         ":2:6: connector id \"Bad Id\" must be",
         ":4:14: timeout_ms must be greater than 0",
-        ":9:12: base_url must be an http(s) URL",
+        ":9:12: connector \"api1\": `base_url` must start with http:// or https://",
         ":10:1: a [[connector.tool]] needs `description`",
         ":10:1: a [[connector.tool]] needs `input_schema`",
         ":12:10: method \"FETCH\" must be GET",
@@ -287,4 +287,95 @@ read_only = true
         assert!(err.contains(&format!("{p}{expected}")), "{expected}\n{err}");
     }
     assert!(err.contains("7 problems found"), "{err}");
+}
+
+#[test]
+fn malformed_connector_urls_fail_check_and_serve_with_file_line_and_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    let body = r#"[[connector]]
+id = "empty_host"
+url = "http://"
+
+[[connector]]
+id = "big_port"
+url = "http://127.0.0.1:99999/mcp"
+
+[[connector]]
+id = "spaced"
+url = "http://bad host/mcp"
+
+[[connector]]
+id = "api1"
+kind = "api"
+base_url = "https://api.exa mple.com"
+[[connector.tool]]
+name = "t"
+description = "d"
+read_only = true
+path = "/x"
+input_schema = { type = "object" }
+"#;
+    let (status, out, err) = check_file(&path, body);
+    assert!(!status.success(), "stdout: {out}");
+    let p = path.display().to_string();
+    let expected = [
+        ":3:7: connector \"empty_host\": `url` is not a valid URL (empty host)",
+        ":7:7: connector \"big_port\": `url` is not a valid URL (invalid port number)",
+        ":11:7: connector \"spaced\": `url` is not a valid URL",
+        ":16:12: connector \"api1\": `base_url` is not a valid URL",
+    ];
+    for e in expected {
+        assert!(err.contains(&format!("{p}{e}")), "{e}\n{err}");
+    }
+    assert!(err.contains("4 problems found"), "{err}");
+
+    let (status, _, err) = run(
+        Command::new(bin())
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(&path),
+        Duration::from_secs(30),
+    );
+    assert!(!status.success(), "serve started on bad URLs: {err}");
+    for e in expected {
+        assert!(err.contains(&format!("{p}{e}")), "{e}\n{err}");
+    }
+}
+
+#[test]
+fn a_schema_that_does_not_compile_is_located_and_reported_with_the_other_problems() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    let body = r#"[server]
+listen = "not an address"
+
+[[connector]]
+id = "api1"
+kind = "api"
+base_url = "https://api.example.com"
+[[connector.tool]]
+name = "broken"
+description = "d"
+read_only = true
+path = "/x"
+input_schema = { type = "object", properties = { a = { type = "no-such-type" } } }
+output_schema = { type = 12 }
+[[connector.tool]]
+name = "undescribed"
+read_only = true
+path = "/y"
+input_schema = { type = "object" }
+"#;
+    let (status, out, err) = check_file(&path, body);
+    assert!(!status.success(), "stdout: {out}");
+    let p = path.display().to_string();
+    for e in [
+        ":2:10: server.listen",
+        ":13:16: tool \"broken\": input_schema does not compile",
+        ":14:17: tool \"broken\": output_schema does not compile",
+        ":15:1: a [[connector.tool]] needs `description`",
+    ] {
+        assert!(err.contains(&format!("{p}{e}")), "{e}\n{err}");
+    }
+    assert!(err.contains("4 problems found"), "{err}");
 }

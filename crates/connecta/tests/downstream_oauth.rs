@@ -527,7 +527,7 @@ fn check_refuses_oauth_where_it_cannot_apply() {
         ),
         (
             "[[connector]]\nid = \"a\"\nurl = \"http://127.0.0.1:9/mcp\"\n[connector.oauth]\nauthorization_server = \"https://\"\n",
-            "oauth.authorization_server must be an https:// URL",
+            "oauth.authorization_server is not a valid URL (empty host)",
         ),
     ];
     for (config, expected) in cases {

@@ -319,3 +319,39 @@ async fn a_client_that_reads_only_one_answer_form_gets_that_form() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_call_with_params_of_the_wrong_shape_is_invalid_params() {
+    let gw = Gateway::start(&demo_connector());
+    for params in [
+        json!({"name": 7}),
+        json!({"name": ["skills"]}),
+        json!({"name": "skills", "arguments": [1]}),
+        json!({"name": "skills", "arguments": "x"}),
+    ] {
+        let body = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": params});
+        let (_, _, text) = post_raw(&gw, &body.to_string(), &[V0326]).await;
+        let v = json_of(&text);
+        assert_eq!(v["error"]["code"], -32602, "{params}: {v}");
+        assert_eq!(v["id"], 11, "{v}");
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 12, "method": "no/such/method"});
+    let (_, _, text) = post_raw(&gw, &body.to_string(), &[V0326]).await;
+    assert_eq!(json_of(&text)["error"]["code"], -32601, "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_response_posted_alone_is_refused_with_an_id() {
+    let gw = Gateway::start(&demo_connector());
+    let (status, ct, text) = post_raw(
+        &gw,
+        r#"{"jsonrpc": "2.0", "id": 9, "result": {}}"#,
+        &[V0326],
+    )
+    .await;
+    assert_eq!(status, 400, "{text}");
+    assert_eq!(ct.as_deref(), Some("application/json"));
+    let v = json_of(&text);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert_eq!(v["id"], 9, "JSON-RPC errors carry an id: {v}");
+}

@@ -12,8 +12,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::*;
 
-#[test]
-fn lines_that_are_not_messages_are_answered_and_the_session_goes_on() {
+/// Feeds `lines` to `serve --stdio` (the built-in demo config), closes
+/// stdin after the answers had time to be written, and returns every
+/// line it wrote, parsed.
+fn stdio_answers(lines: &[String]) -> Vec<Value> {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = stdio_config(dir.path(), "");
     let mut child = Command::new(bin())
@@ -24,6 +26,23 @@ fn lines_that_are_not_messages_are_answered_and_the_session_goes_on() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn connecta --stdio");
+    let mut stdin = child.stdin.take().expect("stdin");
+    for line in lines {
+        writeln!(stdin, "{line}").expect("write");
+    }
+    stdin.flush().expect("flush");
+    // Give the answers time to be written before input ends.
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(stdin);
+    let out = child.wait_with_output().expect("exit");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line out is JSON"))
+        .collect()
+}
+
+#[test]
+fn lines_that_are_not_messages_are_answered_and_the_session_goes_on() {
     let input = [
         "not json".to_owned(),
         json!({"foo": 1, "id": 9}).to_string(),
@@ -36,19 +55,7 @@ fn lines_that_are_not_messages_are_answered_and_the_session_goes_on() {
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"".to_owned(),
         json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string(),
     ];
-    let mut stdin = child.stdin.take().expect("stdin");
-    for line in &input {
-        writeln!(stdin, "{line}").expect("write");
-    }
-    stdin.flush().expect("flush");
-    // Give the answers time to be written before input ends.
-    std::thread::sleep(Duration::from_millis(1500));
-    drop(stdin);
-    let out = child.wait_with_output().expect("exit");
-    let answers: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("every line out is JSON"))
-        .collect();
+    let answers = stdio_answers(&input);
     let by_id = |id: Value| {
         answers
             .iter()
@@ -74,4 +81,34 @@ fn lines_that_are_not_messages_are_answered_and_the_session_goes_on() {
     );
     assert_eq!(by_id(json!(3))[0]["result"], json!({}), "{answers:?}");
     assert!(by_id(json!(5)).is_empty(), "a batch element was run");
+}
+
+#[test]
+fn tools_call_with_params_of_the_wrong_shape_is_invalid_params() {
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": 7}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "skills", "arguments": [1]}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"}),
+    ]
+    .map(|m| m.to_string());
+    let answers = stdio_answers(&input);
+    let code = |id: i64| {
+        answers
+            .iter()
+            .find(|a| a["id"] == id)
+            .map(|a| a["error"]["code"].clone())
+            .unwrap_or_else(|| panic!("no answer to {id}: {answers:?}"))
+    };
+    assert_eq!(code(2), -32602, "{answers:?}");
+    assert_eq!(code(3), -32602, "{answers:?}");
+    assert_eq!(
+        code(4),
+        -32601,
+        "an unknown method stays -32601: {answers:?}"
+    );
 }

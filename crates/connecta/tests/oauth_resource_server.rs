@@ -323,3 +323,130 @@ fn check_locates_oauth_config_errors() {
         assert!(err.contains(says), "{says}: {err}");
     }
 }
+
+async fn issuer_get(issuer: &HttpPeer, path: &str) -> Value {
+    reqwest::get(format!("http://127.0.0.1:{}{path}", issuer.port))
+        .await
+        .expect("issuer answers")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+/// A token naming an unknown `kid` makes the gateway fetch the keys again
+/// (once the refetch window has passed); while that fetch hangs, other
+/// requests are answered with the keys at hand. The issuer holds the JWKS
+/// answer and reports whether the gateway is still waiting for it: a valid
+/// token is accepted while the gateway still waits (before, every JWT
+/// request waited behind the fetch until it timed out).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_fetch_for_a_forged_kid_stalls_no_other_request() {
+    let issuer = HttpPeer::start("oauth_issuer.py", &[]).await;
+    let gw = Gateway::start_raw(&config(&format!("http://127.0.0.1:{}", issuer.port), ""));
+    gw.wait_catalogs().await;
+    let valid = mint(&issuer, json!({"claims": claims(&issuer, json!({}))})).await;
+    let forged = mint(
+        &issuer,
+        json!({"claims": claims(&issuer, json!({})), "kid": "forged"}),
+    )
+    .await;
+    assert_eq!(ping_with_token(&gw, Some(&valid)).await.0, 200);
+    assert_eq!(fetches(&issuer).await, 1);
+
+    // Past the refetch window, the forged kid triggers a fetch, which the
+    // issuer holds.
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    issuer.post("/jwks-hold", json!({"hold": true})).await;
+    let forged_request = {
+        let port = gw.port;
+        let forged = forged.clone();
+        tokio::spawn(async move {
+            reqwest::Client::new()
+                .post(format!("http://127.0.0.1:{port}/mcp"))
+                .bearer_auth(forged)
+                .header("Accept", "application/json, text/event-stream")
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while issuer_get(&issuer, "/jwks-held").await["held"] != 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the refetch never came"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // A valid token is answered while the gateway still waits for the JWKS.
+    let (status, _, _) = ping_with_token(&gw, Some(&valid)).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        issuer_get(&issuer, "/jwks-held").await["held"],
+        1,
+        "the valid token waited for the forged kid's fetch to give up"
+    );
+    // Another forged token is refused at once, without a second fetch.
+    let (status, challenge, _) = ping_with_token(&gw, Some(&forged)).await;
+    assert_eq!(status, 401, "{challenge}");
+    assert_eq!(issuer_get(&issuer, "/jwks-held").await["held"], 1);
+    issuer.post("/jwks-hold", json!({"hold": false})).await;
+    assert_eq!(forged_request.await.expect("task").expect("answered"), 401);
+    assert_eq!(fetches(&issuer).await, 2);
+}
+
+/// An oversized JWKS is cut at the 1 MiB cap while it streams in, not
+/// read whole first: the issuer streams 256 MiB and counts what the gateway
+/// took before it hung up.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_oversized_jwks_is_cut_at_the_cap_while_it_streams() {
+    let issuer = HttpPeer::start("oauth_issuer.py", &[]).await;
+    issuer
+        .post("/jwks-oversize", json!({"bytes": 256 << 20}))
+        .await;
+    let gw = Gateway::start_raw(&config(&format!("http://127.0.0.1:{}", issuer.port), ""));
+    gw.wait_catalogs().await;
+    let token = mint(&issuer, json!({"claims": claims(&issuer, json!({}))})).await;
+    let (status, _, _) = ping_with_token(&gw, Some(&token)).await;
+    assert_eq!(status, 503, "no keys: refused, fail closed");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let report = loop {
+        let r = issuer_get(&issuer, "/jwks-oversize").await;
+        if r["done"] == true {
+            break r;
+        }
+        assert!(std::time::Instant::now() < deadline, "{r}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let sent = report["sent"].as_u64().expect("sent");
+    // The cap plus what socket buffers hold, far from the whole body.
+    assert!(sent < 32 << 20, "the gateway took {sent} bytes");
+    assert!(gw.stderr().contains("larger than 1 MiB"), "{}", gw.stderr());
+}
+
+/// Metadata that names another issuer is not this issuer's: its `jwks_uri`
+/// is not used, and tokens are refused (fail closed) rather than checked
+/// against keys someone else chose (RFC 8414 §3.3).
+#[tokio::test(flavor = "multi_thread")]
+async fn metadata_naming_another_issuer_is_refused() {
+    let issuer = HttpPeer::start("oauth_issuer.py", &[]).await;
+    issuer
+        .post(
+            "/issuer-claim",
+            json!({"issuer": "https://idp.elsewhere.example"}),
+        )
+        .await;
+    let gw = Gateway::start_raw(&config(&format!("http://127.0.0.1:{}", issuer.port), ""));
+    gw.wait_catalogs().await;
+    let token = mint(&issuer, json!({"claims": claims(&issuer, json!({}))})).await;
+    let (status, _, _) = ping_with_token(&gw, Some(&token)).await;
+    assert_eq!(status, 503);
+    assert_eq!(fetches(&issuer).await, 0, "the keys were fetched");
+    assert!(
+        gw.stderr().contains("idp.elsewhere.example"),
+        "{}",
+        gw.stderr()
+    );
+}

@@ -78,3 +78,35 @@ async fn stash_and_page_reassemble_the_exact_bytes() {
     assert_eq!(missing["error"]["code"], "not_found");
     let _ = client.cancel().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_result_over_the_caller_s_stash_quota_is_answered_truncated_without_a_handle() {
+    let config = format!(
+        "[limits]\nresult_cap_bytes = 4000\nstash_caller_quota_bytes = 100000\n\n{}",
+        python_connector("py")
+    );
+    let gw = Gateway::start(&config);
+    gw.wait_catalogs().await;
+    let client = connect(&gw.url()).await;
+    let big = json!({"address": "py.big_text", "args": {"kilobytes": 40}});
+    // Two results of ~41 KB fit in 100,000 bytes; the third does not.
+    for _ in 0..2 {
+        let (notice, err) = call(&client, "call_tool", big.clone()).await;
+        assert!(!err, "{notice}");
+        assert!(notice["resultId"].is_string(), "{notice}");
+    }
+    let (notice, err) = call(&client, "call_tool", big).await;
+    assert!(!err, "the call happened: it is a success: {notice}");
+    assert_eq!(notice["truncated"], true, "{notice}");
+    assert_eq!(notice["stashed"], false, "{notice}");
+    assert!(notice.get("resultId").is_none(), "{notice}");
+    assert!(notice.get("nextAction").is_none(), "{notice}");
+    let head = notice["head"].as_str().expect("head");
+    assert!(!head.is_empty() && head.len() <= 2_000, "{}", head.len());
+    assert!(
+        notice["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("100000 bytes per caller")),
+        "{notice}"
+    );
+}

@@ -4,6 +4,7 @@
 //! approval question asked on one is answered from the command line; one
 //! activity log holds both replicas' calls; `/health` names the backend.
 
+mod api_support;
 mod support;
 
 use std::process::Command;
@@ -275,4 +276,40 @@ async fn two_replicas_refreshing_at_once_keep_one_authorization() {
     let (status, err) = call(&on_b, "authorize_connector", json!({"connector": "notes"})).await;
     assert!(!err, "{status}");
     assert_eq!(status["status"], "authorized", "{status}");
+}
+
+/// With a shared database no vault key is ever generated: a key file made
+/// on one machine would be unknown to every other replica, and what it
+/// sealed would not open there. Storing a credential without a key is
+/// refused, with the way out, and leaves no key file behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_a_shared_database_no_vault_key_is_generated() {
+    let (_cluster, url) = database().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("connecta.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[store]\nurl = \"${{{URL_VAR}}}\"\n{}",
+            api_support::connector_toml("prov", "http://127.0.0.1:9/v1", true)
+        ),
+    )
+    .expect("config");
+    let config = config.display().to_string();
+    let set = |env: &[(&str, &str)]| {
+        api_support::cli(
+            &["credential", "set", "prov", "--config", &config],
+            "prov-TOKEN-7f3a9c1e5b2d48aa\n",
+            env,
+        )
+    };
+    let (status, out, err) = set(&[(URL_VAR, &url)]);
+    assert!(!status.success(), "{out}{err}");
+    assert!(err.contains("CONNECTA_VAULT_KEY"), "{err}");
+    assert!(!dir.path().join("data/vault.key").exists());
+
+    // With the key every replica shares, the same command works.
+    let (status, out, err) = set(&[(URL_VAR, &url), ("CONNECTA_VAULT_KEY", VAULT_KEY)]);
+    assert!(status.success(), "{out}{err}");
+    assert!(!dir.path().join("data/vault.key").exists());
 }

@@ -9,15 +9,17 @@
 //!
 //! Architecture invariants: every URL fetched or handed out is https, or
 //! http on a loopback host; nothing is fetched from an address closer to
-//! the gateway than the connector's configured ones (`Reach`: a public
-//! connector's metadata cannot aim it at a private network or this host,
-//! and no connector's at link-local addresses such as a cloud metadata
-//! service), checked on IP literals and on every name resolved; no
+//! the gateway than the connector's configuration allows (`ReachLimits`: a
+//! public connector's metadata cannot aim it at a private network or this
+//! host, and no connector's at link-local addresses such as a cloud
+//! metadata service), checked on IP literals before a request and on the
+//! resolved addresses a name connects to, with no proxy in between; no
 //! redirect is followed; no error built here
 //! contains a token, a code, a verifier or a client secret (the server's
 //! own `error` / `error_description` are quoted, clamped).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
@@ -29,7 +31,8 @@ use reqwest::Url;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::api::fetch::{Forbidden, classify};
+use crate::api::fetch::{AddressRefused, GuardedResolver, within};
+pub use crate::api::fetch::{Reach, reach};
 
 /// Metadata and token answers larger than this are refused.
 const MAX_ANSWER_BYTES: usize = 256 * 1024;
@@ -166,82 +169,99 @@ pub struct Tokens {
     pub obtained_at_ms: i64,
 }
 
-/// How close to the gateway an address leads. Discovery follows URLs the
-/// downstream publishes; it may lead no closer than the connector the
-/// operator configured: a public MCP server cannot aim the gateway at its
-/// private network or at its own host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Reach {
-    /// The internet.
-    Public,
-    /// A private network: RFC 1918, shared address space (RFC 6598), IPv6
-    /// unique-local.
-    Private,
-    /// This host.
-    Loopback,
-    /// Nowhere a token should go, whatever the connector: cloud metadata
-    /// services, link-local, unspecified, multicast, broadcast and reserved
-    /// ranges (IPv6 forms that embed an IPv4 address judged by it).
-    Never,
+/// How close the gateway's OAuth client may go for one connector, from its
+/// config alone: discovery follows URLs the downstream publishes, and may
+/// lead no closer than the connector the operator configured (a public MCP
+/// server cannot aim the gateway at its private network or at its own
+/// host). Only what the operator wrote counts: an IP literal (or
+/// `localhost`) in the connector's `url` or `authorization_server` sets how
+/// close IP literals may lead, and `allow_private_network` lets names lead
+/// to private and loopback addresses. What a name in the config resolves to
+/// never widens anything: the downstream may control that name's DNS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReachLimits {
+    /// How close an IP literal (or `localhost`) may lead.
+    pub literals: Reach,
+    /// How close a host name may lead, on the addresses it resolves to.
+    pub names: Reach,
 }
 
-/// Where `ip` leads, by the API connectors' address classification.
-pub fn reach(ip: IpAddr) -> Reach {
-    match classify(ip) {
-        None => Reach::Public,
-        Some(Forbidden::Private | Forbidden::SharedAddressSpace) => Reach::Private,
-        Some(Forbidden::Loopback) => Reach::Loopback,
-        Some(_) => Reach::Never,
-    }
-}
-
-/// May discovery, starting from a connector whose own address reaches
-/// `limit`, go to an address that reaches `target`?
-fn within(target: Reach, limit: Reach) -> bool {
-    target != Reach::Never && target <= limit
-}
-
-/// The HTTP client of one connector's OAuth: no redirects, a timeout, and
-/// no address closer than the connector's own (`Reach`): a URL with an IP
-/// literal is checked before it is fetched, a host name where it is
-/// resolved (so a name that resolves to a private address later is caught
-/// too).
-#[derive(Debug, Clone)]
-pub struct OAuthHttp {
-    client: reqwest::Client,
-    limit: Reach,
-}
-
-impl OAuthHttp {
-    /// A client for the connector at `resource` (its MCP endpoint URL),
-    /// whose operator may have named its `authorization_server`: either
-    /// address, chosen in config, sets how close the client may go.
-    pub async fn for_connector(
+impl ReachLimits {
+    /// The limits for a connector at `resource` (its MCP endpoint URL),
+    /// whose operator may have named its `authorization_server` and may
+    /// have allowed private networks.
+    pub fn for_connector(
         resource: &str,
         authorization_server: Option<&str>,
-    ) -> Result<OAuthHttp, OAuthError> {
-        let mut limit = Reach::Public;
+        allow_private_network: bool,
+    ) -> Result<ReachLimits, OAuthError> {
+        if allow_private_network {
+            return Ok(ReachLimits {
+                literals: Reach::Loopback,
+                names: Reach::Loopback,
+            });
+        }
+        let mut literals = Reach::Public;
         for configured in std::iter::once(resource).chain(authorization_server) {
             let url = Url::parse(configured).map_err(|e| {
                 OAuthError::Discovery(format!("{} is not a URL: {e}", clamp_text(configured, 200)))
             })?;
-            let r = host_reach(&url).await;
+            let r = literal_reach(&url);
             if r != Reach::Never {
-                limit = limit.max(r);
+                literals = literals.max(r);
             }
         }
+        Ok(ReachLimits {
+            literals,
+            names: Reach::Public,
+        })
+    }
+}
+
+/// The HTTP client of one connector's OAuth: no redirects, no proxy from
+/// the environment (a proxy would resolve names out of the guard's sight),
+/// a timeout, and nothing closer than [`ReachLimits`] allows: a URL with an
+/// IP literal is checked before it is fetched, a host name on the
+/// addresses it resolves to, which are the ones connected to (the `api`
+/// connectors' [`GuardedResolver`]).
+#[derive(Debug, Clone)]
+pub struct OAuthHttp {
+    client: reqwest::Client,
+    limits: ReachLimits,
+}
+
+impl OAuthHttp {
+    /// A client for the connector at `resource`; see
+    /// [`ReachLimits::for_connector`].
+    pub fn for_connector(
+        resource: &str,
+        authorization_server: Option<&str>,
+        allow_private_network: bool,
+    ) -> Result<OAuthHttp, OAuthError> {
+        OAuthHttp::with_limits(ReachLimits::for_connector(
+            resource,
+            authorization_server,
+            allow_private_network,
+        )?)
+    }
+
+    fn with_limits(limits: ReachLimits) -> Result<OAuthHttp, OAuthError> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
             .timeout(TIMEOUT)
-            .dns_resolver(GuardedResolver { limit })
+            .dns_resolver(Arc::new(GuardedResolver::with_limits(
+                limits.names,
+                limits.literals,
+            )))
             .build()
             .map_err(|e| OAuthError::Transport(format!("no HTTP client: {e}")))?;
-        Ok(OAuthHttp { client, limit })
+        Ok(OAuthHttp { client, limits })
     }
 
     /// How close this client may go.
-    pub fn limit(&self) -> Reach {
-        self.limit
+    pub fn limits(&self) -> ReachLimits {
+        self.limits
     }
 
     fn get(&self, url: &str) -> Result<reqwest::RequestBuilder, OAuthError> {
@@ -266,7 +286,7 @@ impl OAuthHttp {
             _ => None,
         };
         if let Some(ip) = literal
-            && !within(reach(ip), self.limit)
+            && !within(reach(ip), self.limits.literals)
         {
             return Err(refused_address(url.host_str().unwrap_or_default()));
         }
@@ -281,50 +301,31 @@ fn refused_address(host: &str) -> OAuthError {
     ))
 }
 
-/// The closest reach of `url`'s host: its literal, `localhost`, or what the
-/// name resolves to now (public when it does not resolve).
-async fn host_reach(url: &Url) -> Reach {
+/// A request that could not be sent: a refused address is the server's
+/// fault (not worth retrying), anything else a transport failure. The URL
+/// is left out of reqwest's text (it is named once, by `what`).
+fn send_failed(what: &str, e: reqwest::Error) -> OAuthError {
+    let e = e.without_url();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(cur) = source {
+        if let Some(refused) = cur.downcast_ref::<AddressRefused>() {
+            return OAuthError::Discovery(format!(
+                "{what}: {refused}, closer to the gateway than the connector itself; refusing it"
+            ));
+        }
+        source = cur.source();
+    }
+    OAuthError::Transport(format!("{what} could not be reached: {e}"))
+}
+
+/// The reach of `url`'s host as written: its IP literal, `localhost`, or
+/// public for a name (never looked up).
+fn literal_reach(url: &Url) -> Reach {
     match url.host() {
         Some(url::Host::Ipv4(ip)) => reach(IpAddr::V4(ip)),
         Some(url::Host::Ipv6(ip)) => reach(IpAddr::V6(ip)),
         Some(url::Host::Domain(d)) if d.eq_ignore_ascii_case("localhost") => Reach::Loopback,
-        Some(url::Host::Domain(d)) => {
-            tokio::net::lookup_host((d, url.port_or_known_default().unwrap_or(443)))
-                .await
-                .map(|addrs| {
-                    addrs
-                        .map(|a| reach(a.ip()))
-                        .filter(|r| *r != Reach::Never)
-                        .max()
-                        .unwrap_or(Reach::Public)
-                })
-                .unwrap_or(Reach::Public)
-        }
-        None => Reach::Public,
-    }
-}
-
-/// The system resolver, refusing the whole answer when any address is
-/// beyond the client's reach (as the API connectors' resolver does: a name
-/// that resolves both near and far is an attack or a mistake).
-struct GuardedResolver {
-    limit: Reach,
-}
-
-impl reqwest::dns::Resolve for GuardedResolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let limit = self.limit;
-        let host = name.as_str().to_owned();
-        Box::pin(async move {
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if addrs.is_empty() || !addrs.iter().all(|a| within(reach(a.ip()), limit)) {
-                return Err(
-                    Box::new(refused_address(&host)) as Box<dyn std::error::Error + Send + Sync>
-                );
-            }
-            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
-        })
+        Some(url::Host::Domain(_)) | None => Reach::Public,
     }
 }
 
@@ -363,7 +364,7 @@ async fn get_json(http: &OAuthHttp, url: &Url) -> Result<Option<Value>, OAuthErr
         .header("accept", "application/json")
         .send()
         .await
-        .map_err(|e| OAuthError::Transport(format!("{url} could not be fetched: {e}")))?;
+        .map_err(|e| send_failed(url.as_str(), e))?;
     if res.status().as_u16() == 404 {
         return Ok(None);
     }
@@ -611,7 +612,7 @@ pub async fn register(
         .json(&body)
         .send()
         .await
-        .map_err(|e| OAuthError::Transport(format!("{endpoint} could not be reached: {e}")))?;
+        .map_err(|e| send_failed(endpoint, e))?;
     let status = res.status().as_u16();
     let bytes = read_capped(res).await?;
     let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
@@ -746,13 +747,11 @@ async fn token_request(
         None => pairs.push(("client_id", client.client_id.clone())),
     }
     pairs.push(("resource", info.resource.clone()));
-    let res = req.body(form(&pairs)).send().await.map_err(|e| {
-        OAuthError::Transport(format!(
-            "{} could not be reached: {}",
-            info.token_endpoint,
-            e.without_url()
-        ))
-    })?;
+    let res = req
+        .body(form(&pairs))
+        .send()
+        .await
+        .map_err(|e| send_failed(&info.token_endpoint, e))?;
     let status = res.status().as_u16();
     let bytes = read_capped(res).await?;
     let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
@@ -889,37 +888,75 @@ mod tests {
         assert!(!within(Reach::Never, Reach::Loopback));
     }
 
+    /// This machine's name, which resolves to an address of this host (or
+    /// of its private network) without being `localhost` or a literal.
+    fn inward_name() -> String {
+        let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .expect("the host name")
+            .trim()
+            .to_owned();
+        let resolved: Vec<IpAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), 0))
+            .map(|a| a.map(|a| a.ip()).collect())
+            .unwrap_or_default();
+        assert!(
+            !resolved.is_empty() && resolved.iter().all(|ip| reach(*ip) != Reach::Public),
+            "this test needs the host name {name} to resolve to a loopback or private address (it does in /etc/hosts on most systems); it resolves to {resolved:?}"
+        );
+        name
+    }
+
     #[tokio::test]
     async fn a_name_is_resolved_only_to_addresses_the_client_may_reach() {
         use reqwest::dns::Resolve as _;
         use std::str::FromStr as _;
-        let name = || reqwest::dns::Name::from_str("localhost").expect("a name");
-        let public = GuardedResolver {
-            limit: Reach::Public,
-        };
-        let err = match public.resolve(name()).await {
+        let name = |n: &str| reqwest::dns::Name::from_str(n).expect("a name");
+        let inward = inward_name();
+        // A connector configured at a loopback literal: `localhost` reaches
+        // this host, any other name only public addresses.
+        let limits =
+            ReachLimits::for_connector("http://127.0.0.1:9/mcp", None, false).expect("limits");
+        let resolver = GuardedResolver::with_limits(limits.names, limits.literals);
+        let err = match resolver.resolve(name(&inward)).await {
             Ok(addrs) => panic!("resolved to {:?}", addrs.collect::<Vec<_>>()),
-            Err(e) => e.to_string(),
+            Err(e) => e,
         };
-        assert!(err.contains("closer to the gateway"), "{err}");
-        let local = GuardedResolver {
-            limit: Reach::Loopback,
-        };
-        let addrs: Vec<SocketAddr> = local.resolve(name()).await.expect("resolved").collect();
-        assert!(!addrs.is_empty());
-        assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+        assert!(err.downcast_ref::<AddressRefused>().is_some(), "{err}");
+        let addrs: Vec<std::net::SocketAddr> = resolver
+            .resolve(name("localhost"))
+            .await
+            .expect("resolved")
+            .collect();
+        assert!(!addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback()));
+        // Allowed private networks: the name resolves.
+        let open =
+            ReachLimits::for_connector("https://mcp.example.com/mcp", None, true).expect("limits");
+        let resolver = GuardedResolver::with_limits(open.names, open.literals);
+        assert!(resolver.resolve(name(&inward)).await.is_ok());
     }
 
-    #[tokio::test]
-    async fn a_connector_on_this_host_may_be_reached_and_nothing_closer_is_public() {
-        let local = OAuthHttp::for_connector("http://localhost:8080/mcp", None)
-            .await
+    /// The limits come from what the operator wrote, never from what a
+    /// configured name resolves to (the downstream may control its DNS).
+    #[test]
+    fn the_reach_comes_from_the_config_not_from_dns() {
+        let inward = inward_name();
+        let by_name = OAuthHttp::for_connector(&format!("https://{inward}:8443/mcp"), None, false)
             .expect("client");
-        assert_eq!(local.limit(), Reach::Loopback);
+        assert_eq!(
+            by_name.limits(),
+            ReachLimits {
+                literals: Reach::Public,
+                names: Reach::Public
+            }
+        );
+        for url in ["https://127.0.0.1/x", "https://10.0.0.1/x"] {
+            assert!(by_name.get(url).is_err(), "{url}");
+        }
+        let local =
+            OAuthHttp::for_connector("http://localhost:8080/mcp", None, false).expect("client");
+        assert_eq!(local.limits().literals, Reach::Loopback);
+        assert_eq!(local.limits().names, Reach::Public);
         assert!(local.get("http://127.0.0.1:8080/.well-known/x").is_ok());
-        let public = OAuthHttp::for_connector("https://8.8.8.8/mcp", None)
-            .await
-            .expect("client");
+        let public = OAuthHttp::for_connector("https://8.8.8.8/mcp", None, false).expect("client");
         for url in [
             "https://127.0.0.1/",
             "https://10.0.0.1/",
@@ -928,6 +965,14 @@ mod tests {
             assert!(public.get(url).is_err(), "{url}");
         }
         assert!(public.get("https://1.1.1.1/").is_ok());
+        let private =
+            OAuthHttp::for_connector("https://10.1.2.3/mcp", None, false).expect("client");
+        assert!(private.get("https://192.168.0.9/").is_ok());
+        assert!(private.get("https://127.0.0.1/").is_err());
+        let allowed =
+            OAuthHttp::for_connector(&format!("https://{inward}/mcp"), None, true).expect("client");
+        assert!(allowed.get("https://127.0.0.1/").is_ok());
+        assert!(allowed.get("https://169.254.169.254/").is_err(), "never");
     }
 
     #[test]

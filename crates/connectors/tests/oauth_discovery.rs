@@ -84,9 +84,7 @@ async fn serve_with(
 
 /// The OAuth client of a connector at `{base}/mcp`.
 async fn client(base: &str) -> OAuthHttp {
-    OAuthHttp::for_connector(&format!("{base}/mcp"), None)
-        .await
-        .expect("client")
+    OAuthHttp::for_connector(&format!("{base}/mcp"), None, false).expect("client")
 }
 
 /// Discovery of `{base}/mcp`, which must be refused.
@@ -247,10 +245,8 @@ async fn an_authorization_server_on_a_link_local_address_is_never_fetched() {
 
 #[tokio::test]
 async fn a_public_connector_reaches_no_private_or_loopback_address() {
-    let http = OAuthHttp::for_connector("https://1.1.1.1/mcp", None)
-        .await
-        .expect("client");
-    assert_eq!(http.limit(), oauth::Reach::Public);
+    let http = OAuthHttp::for_connector("https://1.1.1.1/mcp", None, false).expect("client");
+    assert_eq!(http.limits().literals, oauth::Reach::Public);
     for resource in [
         "https://10.1.2.3/mcp",
         "https://[fd00::5]/mcp",
@@ -266,8 +262,8 @@ async fn a_public_connector_reaches_no_private_or_loopback_address() {
         );
     }
     // An operator who names a private authorization server allows it.
-    let http = OAuthHttp::for_connector("https://1.1.1.1/mcp", Some("https://10.0.0.9"))
-        .await
+    let http = OAuthHttp::for_connector("https://1.1.1.1/mcp", Some("https://10.0.0.9"), false)
         .expect("client");
-    assert_eq!(http.limit(), oauth::Reach::Private);
+    assert_eq!(http.limits().literals, oauth::Reach::Private);
+    assert_eq!(http.limits().names, oauth::Reach::Public);
 }

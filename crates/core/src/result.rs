@@ -78,6 +78,19 @@ pub fn block_text(block: &Value) -> Option<&str> {
     }
 }
 
+/// Whether a media type (a `Content-Type` value, or a key of an OpenAPI
+/// `content` map) is JSON: `application/json` or a `+json` suffix, with any
+/// parameters ignored.
+pub fn is_json_media_type(media: &str) -> bool {
+    let mime = media
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    mime == "application/json" || mime.ends_with("+json")
+}
+
 pub fn text_block(text: impl Into<String>) -> Value {
     let mut m = Map::with_capacity(2);
     m.insert("type".into(), Value::String("text".into()));

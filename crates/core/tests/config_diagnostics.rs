@@ -27,6 +27,7 @@ fn the_starter_configs_commented_api_connector_parses_once_uncommented() {
     let uncommented: String = STARTER_CONFIG[start..]
         .lines()
         .skip(1)
+        .take_while(|l| !l.is_empty())
         .map(|l| l.strip_prefix("# ").unwrap_or(l))
         .collect::<Vec<_>>()
         .join("\n");

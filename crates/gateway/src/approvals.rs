@@ -6,8 +6,9 @@
 //!
 //! The question is a row in the store, so any replica's operator can answer
 //! it (`connecta approvals approve|reject`), and, when the MCP client can be
-//! asked, an elicitation to the caller's own human; whichever answers first
-//! decides, through one conditional write. The approver sees the tool, the
+//! asked and `approvers` includes the client, an elicitation to the caller's
+//! own human; whichever answers first decides, through one conditional
+//! write. With operators only, an answer the client sends is refused. The approver sees the tool, the
 //! connector, the agent's reason and the arguments; the activity log gets
 //! only the pair `approval_asked` / `approval_decided`, with who decided.
 //!
@@ -40,6 +41,9 @@ pub(crate) struct Question<'a> {
     pub address: &'a str,
     pub args: &'a Value,
     pub reason: Option<&'a str>,
+    /// The caller's own human may answer (`approvals.approvers`); else
+    /// only an operator.
+    pub client_may_answer: bool,
 }
 
 impl Gateway {
@@ -55,6 +59,9 @@ impl Gateway {
             approved,
         }) = &ctx.approval_input
         {
+            if !q.client_may_answer {
+                return Err(self_answer_refused(q));
+            }
             return self.resume_approval(ctx, q, approval_id, *approved).await;
         }
         let started = Instant::now();
@@ -96,7 +103,7 @@ impl Gateway {
             "approval pending: answer with `connecta approvals approve {id}` or `... reject {id}`"
         );
         self.record_approval(ctx, q, &id, None, None, Duration::ZERO);
-        if ctx.approval_input == Some(ApprovalInput::Ask) {
+        if q.client_may_answer && ctx.approval_input == Some(ApprovalInput::Ask) {
             // The client's human answers between this request and its retry.
             // An operator may answer meanwhile; a "no" (or the deadline)
             // then stands, and a "yes" does not open the retry (see
@@ -205,14 +212,15 @@ impl Gateway {
         deadline: Instant,
     ) -> (ApprovalDecision, String) {
         let message = elicitation_message(q);
+        let elicitor = ctx.elicitor.as_ref().filter(|_| q.client_may_answer);
         let elicited = async {
-            match &ctx.elicitor {
+            match elicitor {
                 Some(e) => e.confirm(&message).await,
                 None => std::future::pending().await,
             }
         };
         tokio::pin!(elicited);
-        let mut asked_client = ctx.elicitor.is_some();
+        let mut asked_client = elicitor.is_some();
         let deadline = tokio::time::sleep_until(deadline.into());
         tokio::pin!(deadline);
         loop {
@@ -353,6 +361,19 @@ fn new_id() -> String {
     rand::rng().fill(&mut bytes);
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     format!("apr_{hex}")
+}
+
+/// A client's answer where only an operator may answer: refused, and the
+/// call is not made. A question it names, if any, stays the operator's.
+fn self_answer_refused(q: &Question<'_>) -> ToolError {
+    ToolError::new(
+        ErrorCode::ApprovalRejected,
+        format!(
+            "this deployment takes approvals from an operator only (approvers = [\"operator\"]); an answer sent with the call does not count, and {} was not called. Call again without one and an operator will be asked",
+            clamp_text(q.address, 257)
+        ),
+    )
+    .detail("approvers", serde_json::json!(["operator"]))
 }
 
 /// `Ok` for `allowed-once`; the typed refusal for everything else.

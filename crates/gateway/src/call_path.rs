@@ -58,6 +58,8 @@ pub(crate) struct CallSpec<'a> {
 /// What a human approver is shown besides the tool and its arguments.
 pub(crate) struct Ask<'a> {
     pub reason: Option<&'a str>,
+    /// `approvers` includes the client: its own human may answer.
+    pub client_may_answer: bool,
 }
 
 /// The connector an address names, found once at the meta-tool edge and
@@ -201,6 +203,7 @@ impl Gateway {
                 address: spec.address,
                 args: &args,
                 reason: ask.reason,
+                client_may_answer: ask.client_may_answer,
             };
             self.ask_approval(ctx, &question).await?;
         }
@@ -240,14 +243,20 @@ impl Gateway {
                 .connector
                 .call(&r.tool.name, into_object(attempt_args), options)
                 .await;
-            d.connector_time += call_started.elapsed();
-            let err = match result {
-                Ok(res) if res.is_error => self.downstream_error(&r.handle.config.id, &res),
+            let took = call_started.elapsed();
+            d.connector_time += took;
+            let result = match result {
+                Ok(res) if res.is_error => Err(self.downstream_error(&r.handle.config.id, &res)),
                 Ok(mut res) => {
                     self.redactor.redact_result(&mut res);
-                    return Ok(res);
+                    Ok(res)
                 }
-                Err(e) => self.scrub(e),
+                Err(e) => Err(self.scrub(e)),
+            };
+            r.handle.calls.observe(result.as_ref(), took);
+            let err = match result {
+                Ok(res) => return Ok(res),
+                Err(e) => e,
             };
             if !(err.retryable && another) {
                 return Err(err);

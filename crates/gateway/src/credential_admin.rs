@@ -204,17 +204,31 @@ pub async fn set(
 }
 
 /// Seal `values` into `connector`'s vault rows (upserted), creating the key
-/// when there is none (`true` then). One vault, one key: values sealed under
-/// another key are never mixed in.
+/// file when there is no key and the store is the embedded SQLite one
+/// (`true` then). With PostgreSQL no key is ever generated: each replica
+/// (and each machine running a management command) would make its own,
+/// and the values one of them sealed would not open on the others. One
+/// vault, one key: values sealed under another key are never mixed in.
 pub async fn seal_fields(
     store: Arc<dyn Store>,
     keys: &KeyLocation,
     connector: &str,
     values: &[(String, Secret)],
 ) -> Result<bool, AdminError> {
-    let (key, _, created_key) = keys
-        .load_or_create()
-        .map_err(|e| AdminError::Key(e.to_string()))?;
+    let key_error = |e: connecta_vault::KeyError| AdminError::Key(e.to_string());
+    let (key, _, created_key) = if store.backend() == "sqlite" {
+        keys.load_or_create().map_err(key_error)?
+    } else {
+        let (key, source) = keys.load().map_err(key_error)?.ok_or_else(|| {
+            AdminError::Key(format!(
+                "there is none (neither ${} nor {}), and with a shared database none is generated: give every replica the same key in ${} (e.g. `openssl rand -base64 32`)",
+                connecta_vault::KEY_ENV,
+                keys.file.display(),
+                connecta_vault::KEY_ENV
+            ))
+        })?;
+        (key, source, false)
+    };
     if let Some(other) = store
         .vault_list()
         .await?

@@ -18,6 +18,7 @@ mod context;
 pub mod credential_admin;
 pub mod credentials;
 pub mod meta;
+pub mod metrics;
 pub mod oauth_flow;
 mod redact;
 mod shaping;
@@ -63,6 +64,8 @@ pub struct ConnectorHandle {
     pub credential: Option<Arc<VaultCredentials>>,
     /// The downstream OAuth of a connector with `[connector.oauth]`.
     pub oauth: Option<Arc<oauth_flow::OAuthCredentials>>,
+    /// Latency of this connector's calls, by outcome (`/metrics`).
+    pub calls: Arc<metrics::ConnectorCalls>,
 }
 
 pub struct Gateway {
@@ -87,6 +90,8 @@ pub struct Gateway {
     /// are stopped and answer `executor_closed`, so their clients get a typed
     /// result instead of a dropped response.
     stopping: CancellationToken,
+    /// Latency histograms (requests, downstream calls, programs).
+    metrics: metrics::Metrics,
 }
 
 /// What `/health` reports.
@@ -144,6 +149,8 @@ impl Gateway {
         keys: KeyLocation,
     ) -> Result<Arc<Gateway>, StartError> {
         let config = Arc::new(config);
+        // What stdio children must not reach: the gateway's own files.
+        let hidden = vec![data_dir(&config, None), keys.file.clone()];
         let keys = Arc::new(KeyCache::new(keys));
         let redactor = Redactor::process();
         for t in &config.auth.bearer_tokens {
@@ -195,7 +202,7 @@ impl Gateway {
                 }),
                 (None, None) => None,
             };
-            let connector = build_connector(&c, &redactor, binding)?;
+            let connector = build_connector(&c, &redactor, binding, &hidden)?;
             let catalog = Arc::new(CatalogCell::new(
                 connector.clone(),
                 c.clone(),
@@ -205,6 +212,7 @@ impl Gateway {
             by_id.insert(c.id.clone(), connectors.len());
             connectors.push(ConnectorHandle {
                 admission: CallAdmission::new(&c.id, c.max_concurrency, c.rate_limit),
+                calls: Arc::new(metrics::ConnectorCalls::new(&c.id)),
                 config: c,
                 connector,
                 catalog,
@@ -212,6 +220,7 @@ impl Gateway {
                 oauth,
             });
         }
+        let metrics = metrics::Metrics::new(connectors.iter().map(|h| h.calls.clone()).collect());
         let code = match &worker {
             Some(w) => {
                 let ids: Vec<&str> = config.connectors.iter().map(|c| c.id.as_str()).collect();
@@ -238,6 +247,7 @@ impl Gateway {
             code,
             me: me.clone(),
             stopping: CancellationToken::new(),
+            metrics,
         });
         for h in &gateway.connectors {
             h.catalog.restore().await;
@@ -337,6 +347,11 @@ impl Gateway {
 
     pub fn activity(&self) -> &ActivitySink {
         &self.activity
+    }
+
+    /// The latency histograms, for `/metrics`.
+    pub fn metrics(&self) -> &metrics::Metrics {
+        &self.metrics
     }
 
     /// Sandbox worker pids (the benchmark measures their memory).
@@ -446,6 +461,7 @@ fn build_connector(
     c: &ConnectorConfig,
     redactor: &Redactor,
     credential: Option<CredentialBinding>,
+    hidden_paths: &[PathBuf],
 ) -> Result<DynConnector, StartError> {
     register_config_secrets(c, redactor);
     match &c.kind {
@@ -455,6 +471,7 @@ fn build_connector(
                 start: m.start,
                 backoff_min: m.restart_backoff_min,
                 backoff_max: m.restart_backoff_max,
+                hidden_paths: hidden_paths.to_vec(),
                 ..McpOptions::default()
             };
             Ok(Arc::new(McpConnector::with_credential(

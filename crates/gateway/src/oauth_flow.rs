@@ -313,7 +313,7 @@ impl OAuthCredentials {
             Ok(_) => {}
             Err(e) => return Err(unavailable(e.operator_detail())),
         }
-        let http = self.http().await.map_err(failed)?;
+        let http = self.http().map_err(failed)?;
         let stored = self
             .read::<Registration>(CLIENT_FIELD)
             .await
@@ -450,7 +450,7 @@ impl OAuthCredentials {
         let Some(code) = code.filter(|c| !c.is_empty()) else {
             return Err(refuse("the callback has no code".into()));
         };
-        let http = self.http().await.map_err(|e| refuse(e.to_string()))?;
+        let http = self.http().map_err(|e| refuse(e.to_string()))?;
         let tokens = oauth::exchange_code(
             &http,
             &reg.info,
@@ -473,10 +473,13 @@ impl OAuthCredentials {
     }
 
     /// The HTTP client for this connector's authorization server: it goes
-    /// no closer to the gateway than the connector's configured addresses.
-    async fn http(&self) -> Result<oauth::OAuthHttp, oauth::OAuthError> {
-        oauth::OAuthHttp::for_connector(&self.resource, self.config.authorization_server.as_deref())
-            .await
+    /// no closer to the gateway than the connector's configuration allows.
+    fn http(&self) -> Result<oauth::OAuthHttp, oauth::OAuthError> {
+        oauth::OAuthHttp::for_connector(
+            &self.resource,
+            self.config.authorization_server.as_deref(),
+            self.config.allow_private_network,
+        )
     }
 
     /// New tokens from the refresh token, stored; `NotAuthorized` when the
@@ -492,7 +495,6 @@ impl OAuthCredentials {
             .ok_or(CredentialUnavailable::NotAuthorized)?;
         let http = self
             .http()
-            .await
             .map_err(|e| CredentialUnavailable::Unreadable(e.to_string()))?;
         match oauth::refresh(&http, &reg.info, &reg.client, refresh_token, now_ms()).await {
             Ok(t) => {

@@ -7,7 +7,7 @@ use connecta_core::error::{
     ErrorCode, MAX_ECHO_BYTES, NextAction, ToolError, clamp_text, floor_char_boundary,
 };
 use connecta_core::result::{ToolResult, project_fields};
-use connecta_store::StashEntry;
+use connecta_store::{StashEntry, StashQuota};
 use rand::RngExt;
 use serde_json::{Value, json};
 
@@ -91,23 +91,29 @@ impl Gateway {
         let ttl = self.config.limits.stash_ttl;
         let total = text.len();
         let head = text[..floor_char_boundary(&text, HEAD_BYTES.min(cap / 2))].to_owned();
-        self.store
-            .stash_put(&StashEntry {
-                id: id.clone(),
-                actor_key: ctx.actor.key(),
-                text,
-                created_at_ms: now,
-                expires_at_ms: now + ttl.as_millis() as i64,
-            })
-            .await
-            .map_err(|e| {
-                tracing::warn!(error = %e, "could not stash an oversized result");
-                ToolError::with_cause(
-                    ErrorCode::ResultProcessingFailed,
-                    "the result was too large to return and could not be stored for paging",
-                    true,
-                )
-            })?;
+        let limits = &self.config.limits;
+        let quota = StashQuota {
+            caller_bytes: limits.stash_caller_quota_bytes,
+            total_bytes: limits.stash_total_quota_bytes,
+        };
+        let entry = StashEntry {
+            id: id.clone(),
+            actor_key: ctx.actor.key(),
+            text,
+            created_at_ms: now,
+            expires_at_ms: now + ttl.as_millis() as i64,
+        };
+        let stored = self.store.stash_put(&entry, quota).await.map_err(|e| {
+            tracing::warn!(error = %e, "could not stash an oversized result");
+            ToolError::with_cause(
+                ErrorCode::ResultProcessingFailed,
+                "the result was too large to return and could not be stored for paging",
+                true,
+            )
+        })?;
+        if !stored {
+            return Ok(unstashed(&entry.text, total, cap, quota, ttl.as_secs()));
+        }
         let notice = json!({
             "truncated": true,
             "resultId": id,
@@ -127,6 +133,37 @@ impl Gateway {
             },
             friction: Some(Friction::ResultTooLarge),
         })
+    }
+}
+
+/// The answer for a result over the cap that the stash quota leaves no
+/// room for: the call happened (it may have written), so it is a success
+/// with as much of the result as the cap allows inline, and no `resultId`.
+fn unstashed(text: &str, total: usize, cap: usize, quota: StashQuota, ttl_secs: u64) -> Shaped {
+    tracing::warn!(
+        total_bytes = total,
+        "an oversized result was not stashed: the stash quota is full"
+    );
+    let head = &text[..floor_char_boundary(text, cap / 2)];
+    let notice = json!({
+        "truncated": true,
+        "stashed": false,
+        "totalBytes": total,
+        "head": head,
+        "hint": format!(
+            "the result is {total} bytes, over this connector's {cap} byte cap, and the result stash is full (at most {} bytes per caller and {} in all, each kept {} s), so it cannot be paged: call again with `fields` to project only what you need, or after earlier results expire",
+            quota.caller_bytes,
+            quota.total_bytes,
+            ttl_secs,
+        ),
+    });
+    Shaped {
+        output: MetaOutput::Value {
+            value: notice,
+            text: None,
+            notes: Vec::new(),
+        },
+        friction: Some(Friction::ResultTooLarge),
     }
 }
 

@@ -55,7 +55,7 @@ call_tool {address, args?, fields?, resultMode?, timeoutMs?, maxRetries?}
 - fields: dot paths to keep, [] walks arrays: ["items[].id", "total"]. Paths that match nothing are reported.
 - resultMode "mcp" (default) passes the tool's content through; "value" returns its JSON value.
 - maxRetries 0-2 retries transient failures of read-only tools, honouring Retry-After.
-- A result larger than the cap comes back as {truncated, resultId, head, nextAction}: page it with get_result {id, offset} until nextOffset is absent.
+- A result larger than the cap comes back as {truncated, resultId, head, nextAction}: page it with get_result {id, offset} until nextOffset is absent. With the result stash full it is {truncated, stashed: false, head} and cannot be paged: project with fields.
 
 call_destructive_tool {address, args?, reason?, ...} runs anything, including writes. Say why in reason: a human approver may see it. It is never sent to the tool.
 
@@ -75,10 +75,10 @@ async () => {
   const issues = await connecta.call(page.tools[0].address, {state: "open"});
   return issues.items.filter(i => i.comments > 5).map(i => ({id: i.id, title: i.title}));
 }
-- connecta.search(args), connecta.describe({addresses}), connecta.call(address, args), connecta.batch([{address, args}]) (1-10 in parallel, each {ok, data} or {ok: false, error, errorDetails}), connecta.emit({type: "text"|"image"|"audio", ...}).
+- await connecta.search(args), await connecta.describe({addresses}), await connecta.call(address, args), await connecta.batch([{address, args}]) (1-10 in parallel, each {ok, data} or {ok: false, error, errorDetails}), await connecta.emit({type: "text"|"image"|"audio", ...}) (shown after the result).
 - Each connector is also a global: notes.get_note({id: 1}) (names sanitized to identifiers).
 - Only read-only tools run in programs. No network, files, timers or imports; values cross as JSON.
-- A failed call throws an Error with code, retryable and retryAfterMs; to hand a failure to the user, let it escape.
+- A failed call throws an Error with code, retryable, retryAfterMs, details and nextAction; to hand a failure to the user, let it escape, or throw your own with {cause: err}.
 - Return little: results over 24,000 characters are truncated. Reduce inside the program.
 "#;
 
@@ -287,6 +287,22 @@ a failed call throws an Error with code and retryable. {} Budget: {} calls, batc
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn m2_the_program_guide_awaits_every_connecta_call_it_shows() {
+        let shown: Vec<&str> = USAGE_PROGRAMS
+            .match_indices("connecta.")
+            .map(|(i, _)| &USAGE_PROGRAMS[..i])
+            .collect();
+        assert!(shown.len() >= 6, "{USAGE_PROGRAMS}");
+        for before in shown {
+            assert!(
+                before.ends_with("await "),
+                "not awaited after: {}",
+                &before[before.len().saturating_sub(40)..]
+            );
+        }
+    }
 
     #[test]
     fn inventory_line_keeps_whole_entries_within_256_bytes() {

@@ -347,8 +347,12 @@ impl Store for GatedStore {
     fn backend(&self) -> &'static str {
         self.inner.backend()
     }
-    async fn stash_put(&self, e: &connecta_store::StashEntry) -> Result<(), StoreError> {
-        self.inner.stash_put(e).await
+    async fn stash_put(
+        &self,
+        e: &connecta_store::StashEntry,
+        quota: connecta_store::StashQuota,
+    ) -> Result<bool, StoreError> {
+        self.inner.stash_put(e, quota).await
     }
     async fn stash_get(
         &self,

@@ -17,6 +17,7 @@ use connecta_sandbox::{
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 const NOOP: &str = "async () => 1";
@@ -33,8 +34,14 @@ struct Echo;
 
 #[async_trait]
 impl BindingHost for Echo {
-    async fn call(&self, _global: &str, _function: &str, args: Value) -> Result<Value, HostError> {
-        Ok(args.get(0).cloned().unwrap_or(Value::Null))
+    async fn call(
+        &self,
+        _global: &str,
+        _function: &str,
+        args: Value,
+    ) -> Result<Box<RawValue>, HostError> {
+        let first = args.get(0).cloned().unwrap_or(Value::Null);
+        serde_json::value::to_raw_value(&first).map_err(|e| HostError::untyped(e.to_string()))
     }
 }
 

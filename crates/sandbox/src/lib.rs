@@ -35,6 +35,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 /// One global object of async functions exposed to the program.
@@ -80,15 +81,41 @@ pub struct CodeRunRequest {
     pub cancel: CancellationToken,
 }
 
-/// A rejected host call, as the program will see it.
+/// A rejected host call, as the program will see it: an `Error` with this
+/// message, and, when the failure is typed, its fields as own properties.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostError {
     /// The message of the `Error` the program catches.
     pub message: String,
-    /// Typed fields copied onto the program-visible error (`code`,
-    /// `retryable`, `retryAfterMs`, `details`), when the failure is typed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub typed: Option<Value>,
+    pub typed: Option<TypedFailure>,
+}
+
+impl HostError {
+    /// A failure with a message only (a bound of the bridge, say).
+    pub fn untyped(message: impl Into<String>) -> HostError {
+        HostError {
+            message: message.into(),
+            typed: None,
+        }
+    }
+}
+
+/// A typed failure as data (the host's error taxonomy): the worker defines
+/// `code`, `retryable` and `details`, and `retryAfterMs` and `nextAction`
+/// when set, on the program-visible `Error`. Nothing is read back from
+/// message text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypedFailure {
+    pub code: String,
+    pub retryable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    #[serde(default)]
+    pub details: serde_json::Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_action: Option<Value>,
 }
 
 /// The host side of the bindings: the gateway implements this.
@@ -96,9 +123,16 @@ pub struct HostError {
 pub trait BindingHost: Send + Sync {
     /// One call of `global.function(...)` by the program. `args` is always
     /// a JSON array of the call's arguments, in order (`undefined` → `null`),
-    /// already checked against the argument bound. Dropping the returned
-    /// future means the run ended: the call must stop (contract L2).
-    async fn call(&self, global: &str, function: &str, args: Value) -> Result<Value, HostError>;
+    /// already checked against the argument bound. The answer is the
+    /// result's JSON text, serialized once by the host and sent to the
+    /// worker as it is. Dropping the returned future means the run ended:
+    /// the call must stop (contract L2).
+    async fn call(
+        &self,
+        global: &str,
+        function: &str,
+        args: Value,
+    ) -> Result<Box<RawValue>, HostError>;
 }
 
 /// Why a run failed. The kinds are orthogonal: a budget expiry is not an
@@ -124,10 +158,13 @@ pub enum FailureKind {
 pub struct CodeRunFailure {
     pub kind: FailureKind,
     pub message: String,
-    /// For `exception`: the typed fields found on the thrown value, if any.
-    /// Untrusted: the host matches failures it recorded itself (contract E6).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thrown: Option<Value>,
+    /// For `exception`: the typed failure of a host call, when the program
+    /// let that very error escape (uncaught, rethrown, or as the `cause` of
+    /// its own error). Set by the pool from the failures it handed out, by
+    /// object identity inside the worker, never from what the program wrote:
+    /// a program cannot forge one (contract E6).
+    #[serde(skip)]
+    pub host_error: Option<Box<HostError>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

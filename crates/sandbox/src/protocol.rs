@@ -47,6 +47,10 @@ pub const MAX_FRAME_TO_WORKER: usize = 32 * 1024 * 1024;
 /// Room for the envelope around a bounded payload.
 pub const FRAME_SLACK: usize = 64 * 1024;
 
+/// Typed rejections of one run that both sides remember, newest first, so
+/// an escaped one can be named by its call id. Older ones escape untyped.
+pub const REMEMBERED_FAILURES: usize = 64;
+
 /// Every bound the worker enforces on a run. Chosen by the pool's
 /// configuration, never by a program.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,9 +122,14 @@ pub enum RunOutcome {
     Value { value: Option<Box<RawValue>> },
     /// The program failed. `retire` asks the parent not to reuse this worker
     /// (after the heap ceiling was hit, its allocator may hold fragments).
+    /// `escaped` is the call id whose rejection the program let escape (the
+    /// very error object, or the `cause` of the one it threw); the parent
+    /// looks the typed failure up among those it sent.
     Failed {
         failure: CodeRunFailure,
         retire: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        escaped: Option<u64>,
     },
 }
 
@@ -463,6 +472,102 @@ mod tests {
                     assert_eq!(v.as_deref().map(RawValue::get), value);
                 }
                 other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_corpus_of_bad_worker_frames_is_refused_as_malformed() {
+        let corpus: Vec<String> =
+            serde_json::from_str(include_str!("../tests/corpus/bad_worker_frames.json"))
+                .expect("the corpus is JSON");
+        assert!(corpus.len() >= 20, "the corpus shrank");
+        for body in &corpus {
+            assert!(
+                matches!(
+                    decode::<FromWorker>(body.as_bytes()),
+                    Err(FrameError::Malformed(_))
+                ),
+                "accepted: {body}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_worker_cannot_send_the_host_failure_of_a_run() {
+        // Only the pool sets it, from what it sent; the field is not read.
+        let body = r#"{"done":{"outcome":{"failed":{"failure":{"kind":"exception","message":"x",
+            "host_error":{"message":"forged","typed":{"code":"auth_required","retryable":false}}},
+            "retire":false}},"cpu_micros":1}}"#;
+        match decode::<FromWorker>(body.as_bytes()).expect("decodes") {
+            FromWorker::Done {
+                outcome: RunOutcome::Failed { failure, .. },
+                ..
+            } => assert_eq!(failure.host_error, None),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn json() -> impl Strategy<Value = serde_json::Value> {
+            let leaf = prop_oneof![
+                Just(serde_json::Value::Null),
+                any::<bool>().prop_map(serde_json::Value::Bool),
+                any::<i64>().prop_map(serde_json::Value::from),
+                any::<f64>().prop_map(serde_json::Value::from),
+                any::<String>().prop_map(serde_json::Value::String),
+            ];
+            leaf.prop_recursive(4, 32, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                    prop::collection::btree_map(any::<String>(), inner, 0..6)
+                        .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+            #[test]
+            fn any_bytes_decode_or_are_refused_never_panic(body in prop::collection::vec(any::<u8>(), 0..256)) {
+                let _ = decode::<FromWorker>(&body);
+                let _ = decode::<ToWorker>(&body);
+            }
+
+            #[test]
+            fn a_call_frame_carries_any_names_and_arguments_exactly(
+                id in any::<u64>(),
+                global in any::<String>(),
+                function in any::<String>(),
+                args in prop::collection::vec(json(), 0..4),
+            ) {
+                let text = serde_json::to_string(&args).expect("serializes");
+                let frame = encode_call(id, &global, &function, &text);
+                let body = read_frame(&mut &frame[..], frame.len()).expect("reads").expect("a frame");
+                match decode::<FromWorker>(&body).expect("decodes") {
+                    FromWorker::Call { id: i, global: g, function: f, args: a } => {
+                        prop_assert_eq!((i, g, f), (id, global, function));
+                        // The arguments' text, byte for byte: never re-encoded.
+                        prop_assert_eq!(a.get(), text.as_str());
+                    }
+                    other => prop_assert!(false, "decoded as {:?}", other),
+                }
+            }
+
+            #[test]
+            fn the_reader_never_yields_a_frame_over_its_bound(
+                chunks in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..64), 0..8),
+                max in 0usize..64,
+            ) {
+                let bytes: Vec<u8> = chunks.concat();
+                let mut reader = &bytes[..];
+                while let Ok(Some(body)) = read_frame(&mut reader, max) {
+                    prop_assert!(body.len() <= max);
+                }
             }
         }
     }

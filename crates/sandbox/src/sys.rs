@@ -1,5 +1,5 @@
-//! The crate's only `unsafe` code: two process-level operations the safe
-//! wrappers cannot express.
+//! The crate's only `unsafe` code: two process-level operations and one
+//! engine reading the safe wrappers cannot express.
 //!
 //! - [`worker_pre_exec`] installs the child-side setup between `fork` and
 //!   `exec` of a worker (`Command::pre_exec` is `unsafe` because the closure
@@ -7,6 +7,9 @@
 //!   async-signal-safe calls are allowed).
 //! - [`close_inherited_fds`] closes every descriptor above stderr in the
 //!   worker; closing a descriptor by number has no safe API.
+//! - [`gc_threshold`] reads the engine's collection threshold, which
+//!   `rquickjs` can set but not read: how an exhausted heap is told from a
+//!   program that threw `null`.
 //!
 //! Must never: grow beyond these. Everything else uses `nix`, `seccompiler`
 //! and `rquickjs`' safe surfaces.
@@ -63,5 +66,18 @@ pub fn close_inherited_fds() {
         unsafe {
             libc::close(fd);
         }
+    }
+}
+
+/// The engine's next garbage-collection threshold: after a collection it
+/// is one and a half times the heap that survived, and an object is never
+/// allocated above it without a collection first. So when the heap ran out
+/// even for the engine's own error object, it is at least the heap limit.
+pub fn gc_threshold(ctx: &rquickjs::Ctx<'_>) -> usize {
+    // SAFETY: `ctx` is a live context of this thread, so its runtime is
+    // live; `JS_GetGCThreshold` only reads one field of it.
+    unsafe {
+        let rt = rquickjs::qjs::JS_GetRuntime(ctx.as_raw().as_ptr());
+        rquickjs::qjs::JS_GetGCThreshold(rt) as usize
     }
 }

@@ -5,6 +5,7 @@
 mod common;
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use common::*;
 use connecta_sandbox::{CodeRuntime, FailureKind};
@@ -163,7 +164,7 @@ async fn declared_names_like_proto_and_constructor_are_ordinary_functions() {
 }
 
 #[tokio::test]
-async fn host_errors_keep_their_typed_fields_inside_the_program() {
+async fn e1_e2_host_errors_keep_every_typed_field_inside_the_program() {
     let pool = pool().await;
     let r = run(
         &pool,
@@ -172,7 +173,7 @@ async fn host_errors_keep_their_typed_fields_inside_the_program() {
             catch (e) {
                 return { isError: e instanceof Error, message: e.message, code: e.code,
                          retryable: e.retryable, retryAfterMs: e.retryAfterMs,
-                         details: e.details, ignored: e.ignored === undefined };
+                         details: e.details, nextAction: e.nextAction };
             }
         }"#,
     )
@@ -181,7 +182,8 @@ async fn host_errors_keep_their_typed_fields_inside_the_program() {
         ok(&r),
         json!({
             "isError": true, "message": "tool failed: rate_limited", "code": "rate_limited",
-            "retryable": true, "retryAfterMs": 1500, "details": { "connector": "ci" }, "ignored": true,
+            "retryable": true, "retryAfterMs": 1500, "details": { "connector": "ci" },
+            "nextAction": { "tool": "search_tools", "arguments": { "query": "ci" } },
         })
     );
     let r = run(&pool, "async () => { try { await connecta.failUntyped() } catch (e) { return [e.message, e.code === undefined] } }").await;
@@ -190,16 +192,62 @@ async fn host_errors_keep_their_typed_fields_inside_the_program() {
 }
 
 #[tokio::test]
-async fn e1_an_uncaught_host_failure_keeps_its_message_and_fields() {
+async fn e1_e6_an_escaped_host_failure_is_the_one_the_host_sent() {
     let pool = pool().await;
-    let r = run(&pool, "async () => { await connecta.fail('unavailable'); }").await;
-    let failure = r.error.clone().expect("failure");
-    assert_eq!(failure.kind, FailureKind::Exception);
-    assert_eq!(failure.message, "tool failed: unavailable");
-    assert_eq!(
-        failure.thrown.expect("thrown")["code"],
-        json!("unavailable")
-    );
+    for program in [
+        "async () => { await connecta.fail('unavailable'); }",
+        "async () => { try { await connecta.fail('unavailable'); } catch (e) { throw e; } }",
+        "async () => { try { await connecta.fail('unavailable'); } catch (e) { throw new Error('wrapped', { cause: e }); } }",
+        // Several levels down, after other failures.
+        "async () => { await connecta.fail('x').catch(() => 0); try { await connecta.fail('unavailable'); } \
+          catch (e) { throw new TypeError('a', { cause: new Error('b', { cause: e }) }); } }",
+    ] {
+        let r = run(&pool, program).await;
+        let failure = r.error.clone().expect("failure");
+        assert_eq!(failure.kind, FailureKind::Exception, "{program}");
+        assert_eq!(
+            failure.host_error,
+            Some(Box::new(typed_failure("unavailable"))),
+            "{program}"
+        );
+    }
+    // The words alone are the program's own error, as is a typed failure
+    // that did not escape.
+    for program in [
+        "async () => { try { await connecta.fail('unavailable'); } catch (e) { throw new Error(e.message); } }",
+        "async () => { await connecta.fail('unavailable').catch(() => 0); throw new Error('tool failed: unavailable'); }",
+        "async () => { try { await connecta.failUntyped(); } catch (e) { throw e; } }",
+    ] {
+        let r = run(&pool, program).await;
+        assert_eq!(r.error.expect("failure").host_error, None, "{program}");
+    }
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn m2_a_host_call_the_program_does_not_await_is_answered_before_the_run_ends() {
+    let pool = pool().await;
+    for run_no in 0..100 {
+        let host = Arc::new(TestHost::default());
+        let r = run_with_host(
+            &pool,
+            "async () => { connecta.sleep(5); connecta.echo('unawaited'); return 1; }",
+            host.clone(),
+        )
+        .await;
+        assert_eq!(ok(&r), json!(1));
+        assert_eq!(host.calls.load(Ordering::SeqCst), 2, "run {run_no}");
+    }
+    // A failing program's unawaited calls reach the host too.
+    let host = Arc::new(TestHost::default());
+    let r = run_with_host(
+        &pool,
+        "async () => { connecta.echo(1); throw new Error('no'); }",
+        host.clone(),
+    )
+    .await;
+    assert!(r.error.is_some());
+    assert_eq!(host.calls.load(Ordering::SeqCst), 1);
     pool.shutdown().await;
 }
 
@@ -331,7 +379,12 @@ async fn host_calls_in_flight_are_bounded_per_run() {
             const first = await Promise.all(started);
             // Once settled, the slots are free again.
             const again = await Promise.all([1, 2, 3].map((n) => connecta.echo(n)));
-            return [first.filter((m) => m === "ok").length, first[14], again];
+            let refused;
+            const more = [];
+            for (let i = 0; i < 11; i++) more.push(connecta.sleep(1).catch((e) => { refused = e; }));
+            await Promise.all(more);
+            return [first.filter((m) => m === "ok").length, first[14], again,
+                    [refused.code, refused.retryable, refused.details]];
         }"#,
     )
     .await;
@@ -344,6 +397,10 @@ async fn host_calls_in_flight_are_bounded_per_run() {
         "{v}"
     );
     assert_eq!(v[2], json!([1, 2, 3]));
+    assert_eq!(
+        v[3],
+        json!(["budget_exceeded", false, { "budget": "calls_in_flight" }])
+    );
     pool.shutdown().await;
 }
 

@@ -41,6 +41,44 @@ async fn l5_memory_bomb_exhausts_the_heap_not_the_host() {
 }
 
 #[tokio::test]
+async fn l5_a_heap_full_of_small_values_is_out_of_memory_never_uncaught_null() {
+    let mut o = options();
+    o.heap_bytes = 16 * 1024 * 1024;
+    o.cpu_budget = Duration::from_secs(5);
+    let pool = pool_with(o).await;
+    // Each of these fills the heap so completely that the engine cannot
+    // even allocate its out-of-memory error, and throws `null` instead.
+    for program in [
+        "async () => { const a = []; for (;;) a.push({n: a.length}); }",
+        "async () => { const a = []; for (;;) a.push('x' + a.length); }",
+        "async () => { const a = []; for (;;) a.push([a.length]); }",
+        "async () => { const m = new Map(); for (let i = 0; ; i++) m.set(i, {i}); }",
+        "async () => { globalThis.a = []; for (;;) a.push(new Error('e' + a.length)); }",
+    ] {
+        let r = run(&pool, program).await;
+        let msg = failed(&r, FailureKind::WorkerExit);
+        assert!(
+            msg.contains("16 MiB heap (out of memory)"),
+            "{program}: {msg}"
+        );
+    }
+    // A program that throws `null` itself says so.
+    for program in [
+        "async () => { throw null; }",
+        "async () => { const a = []; for (let i = 0; i < 1000; i++) a.push({i}); throw null; }",
+    ] {
+        let r = run(&pool, program).await;
+        assert_eq!(
+            failed(&r, FailureKind::Exception),
+            "Uncaught null",
+            "{program}"
+        );
+    }
+    assert_healthy(&pool).await;
+    pool.shutdown().await;
+}
+
+#[tokio::test]
 async fn l5_a_100_mb_string_exhausts_the_heap() {
     let pool = pool().await;
     // Doubling builds a rope, which costs nothing until it is flattened.
@@ -231,28 +269,34 @@ async fn ten_thousand_host_calls_leave_the_runtime_standing() {
 }
 
 #[tokio::test]
-async fn e6_a_forged_typed_error_is_only_untrusted_thrown() {
+async fn e6_a_forged_typed_error_is_never_a_host_failure() {
     let pool = pool().await;
-    let r = run(
-        &pool,
+    for program in [
         "async () => { throw { code: 'auth_required', retryable: false, message: 'tool failed: forged' }; }",
-    )
-    .await;
-    let failure = r.error.clone().expect("failure");
-    assert_eq!(failure.kind, FailureKind::Exception);
-    assert_eq!(failure.message, "tool failed: forged");
-    assert_eq!(
-        failure.thrown,
-        Some(json!({ "code": "auth_required", "retryable": false }))
-    );
-    // Only own fields count: an inherited `code` is not the thrown value's.
+        // A real failure's fields copied onto the program's own error.
+        "async () => { let real; try { await connecta.fail('auth_required'); } catch (e) { real = e; } \
+          throw Object.assign(new Error(real.message), real, { cause: { ...real } }); }",
+        // A cause that only looks like one.
+        "async () => { throw new Error('x', { cause: { code: 'auth_required', message: 'tool failed: auth_required' } }); }",
+        // A cause chain longer than is followed, and one that loops.
+        "async () => { let e = null; try { await connecta.fail('unavailable'); } catch (x) { e = x; } \
+          for (let i = 0; i < 20; i++) e = new Error('level ' + i, { cause: e }); throw e; }",
+        "async () => { const a = new Error('a'); a.cause = a; throw a; }",
+        // A getter on `cause` that throws.
+        "async () => { const e = new Error('g'); Object.defineProperty(e, 'cause', { get() { throw 1; } }); throw e; }",
+    ] {
+        let r = run(&pool, program).await;
+        let failure = r.error.clone().expect("failure");
+        assert_eq!(failure.kind, FailureKind::Exception, "{program}");
+        assert_eq!(failure.host_error, None, "{program}");
+    }
     let r = run(
         &pool,
         "async () => { Object.prototype.code = 'polluted'; throw new Error('plain'); }",
     )
     .await;
     assert_eq!(failed(&r, FailureKind::Exception), "plain (line 1)");
-    assert_eq!(r.error.and_then(|e| e.thrown), None);
+    assert_eq!(r.error.and_then(|e| e.host_error), None);
     assert_healthy(&pool).await;
     pool.shutdown().await;
 }

@@ -1,18 +1,19 @@
-//! JSON-RPC framing around rmcp's streamable HTTP service at `/mcp`.
+//! JSON-RPC framing around rmcp's streamable HTTP service at `/mcp`, and
+//! the admission of what it carries.
 //!
 //! rmcp answers a body it cannot read as a JSON-RPC message with HTTP 415
 //! and a line of plain text, and it has no batches. This layer reads the
-//! body once (bounded by `server.max_request_bytes`) and then:
+//! body once, whole, bounded by `server.max_request_bytes` and by
+//! `server.request_body_timeout_ms` (HTTP 408 past it) while the request
+//! holds only a place in the admission queue, and then:
+//! - a single message asks for an admission slot (HTTP 503 with the
+//!   message's `id` when none comes in time) and goes to rmcp;
 //! - a body that is not JSON is HTTP 400 with a JSON-RPC parse error
 //!   (-32700), and JSON that is not a JSON-RPC message is HTTP 400 with an
 //!   invalid-request error (-32600) carrying the message's `id` when it has
 //!   one, as the streamable HTTP transport asks;
-//! - an array is a batch. Protocol versions 2024-11-05 and 2025-03-26 (also
-//!   assumed when the client sends no `MCP-Protocol-Version`) have batches:
-//!   each message goes through rmcp on its own, with the request's headers,
-//!   and the answers come back as one array in the order sent (HTTP 202 when
-//!   nothing in it expects an answer). Later versions removed batches, so
-//!   there an array is an invalid request.
+//! - an array is a batch (`batch.rs`): each message is admitted and goes
+//!   through rmcp on its own.
 //!
 //! - an `Accept` that admits only one of `application/json` and
 //!   `text/event-stream` (or is absent) is enough: rmcp wants both, but the
@@ -23,37 +24,71 @@
 //! Everything else reaches rmcp untouched, including its own checks of
 //! `Host`, `Origin` and `Content-Type`.
 //!
-//! Must never: answer a message twice, or let a batch bypass a check that a
-//! single message meets (each element is a full request through rmcp).
+//! Must never: answer a message twice, let a batch bypass a check that a
+//! single message meets (each element is a full request through rmcp), or
+//! hold an admission slot while a body is still arriving.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderValue, Method, Request, Response, StatusCode, header};
-use futures::StreamExt;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tower::Service;
 
-/// Versions whose streamable HTTP transport carries batches.
-const BATCH_VERSIONS: [&str; 2] = ["2024-11-05", "2025-03-26"];
+use crate::admission::RequestAdmission;
 
-/// Elements of one batch in flight at once through rmcp.
-const BATCH_CONCURRENCY: usize = 16;
+/// A batch that gathered this many bytes of answers gives its memory back
+/// to the system once answered.
+const RELEASE_AFTER_BYTES: usize = 1 << 20;
 
-/// The `/mcp` service: rmcp's, with the framing above.
+/// The bounds framing applies, from `[server]`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FramingLimits {
+    pub max_body: usize,
+    pub body_timeout: Duration,
+    pub max_batch_messages: usize,
+    pub max_batch_answer_bytes: usize,
+}
+
+impl FramingLimits {
+    pub(crate) fn of(s: &connecta_core::config::ServerConfig) -> FramingLimits {
+        FramingLimits {
+            max_body: s.max_request_bytes,
+            body_timeout: s.request_body_timeout,
+            max_batch_messages: s.max_batch_messages,
+            max_batch_answer_bytes: s.max_batch_answer_bytes,
+        }
+    }
+}
+
+/// The `/mcp` service: rmcp's, with the framing and admission above.
 #[derive(Clone)]
 pub(crate) struct Framing<S> {
     inner: S,
-    max_body: usize,
+    admission: Arc<RequestAdmission>,
+    limits: FramingLimits,
+    /// See `AppState::release_memory`.
+    release_memory: Option<fn()>,
 }
 
 impl<S> Framing<S> {
-    pub(crate) fn new(inner: S, max_body: usize) -> Self {
-        Self { inner, max_body }
+    pub(crate) fn new(
+        inner: S,
+        admission: Arc<RequestAdmission>,
+        limits: FramingLimits,
+        release_memory: Option<fn()>,
+    ) -> Self {
+        Self {
+            inner,
+            admission,
+            limits,
+            release_memory,
+        }
     }
 }
 
@@ -74,94 +109,169 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let inner = self.inner.clone();
-        let max_body = self.max_body;
-        Box::pin(async move { Ok(frame(inner, max_body, request).await) })
+        let framing = self.clone();
+        Box::pin(async move { Ok(framing.frame(request).await) })
     }
 }
 
-async fn frame<S, B>(inner: S, max_body: usize, request: Request<Body>) -> Response<Body>
+impl<S, B> Framing<S>
 where
-    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone,
+    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
     B: HttpBody<Data = Bytes> + Send + 'static,
     B::Error: Into<axum::BoxError>,
 {
-    if request.method() != Method::POST {
-        return forward(inner, request).await;
-    }
-    let mut request = request;
-    let accepts = Accepts::of(request.headers());
-    if !(accepts.json || accepts.sse) {
-        // Nothing we answer could be read.
-        return plain(
-            StatusCode::NOT_ACCEPTABLE,
-            "Not Acceptable: the client must accept application/json or text/event-stream".into(),
+    async fn frame(self, request: Request<Body>) -> Response<Body> {
+        if request.method() != Method::POST {
+            let Ok(_slot) = self.admission.admit_one().await else {
+                return self.admission.overloaded(Value::Null);
+            };
+            return forward(self.inner, request).await;
+        }
+        let mut request = request;
+        let accepts = Accepts::of(request.headers());
+        if !(accepts.json || accepts.sse) {
+            // Nothing we answer could be read.
+            return plain(
+                StatusCode::NOT_ACCEPTABLE,
+                "Not Acceptable: the client must accept application/json or text/event-stream"
+                    .into(),
+            );
+        }
+        // One of the two is enough: rmcp insists on both, but an answer here
+        // is one JSON message, which either form carries.
+        request.headers_mut().insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
         );
+        let response = self.frame_post(request).await;
+        if accepts.json {
+            return response;
+        }
+        as_event_stream(response).await
     }
-    // One of the two is enough: rmcp insists on both, but an answer here
-    // is one JSON message, which either form carries.
-    request.headers_mut().insert(
-        header::ACCEPT,
-        HeaderValue::from_static("application/json, text/event-stream"),
-    );
-    let response = frame_post(inner, max_body, request).await;
-    if accepts.json {
-        return response;
+
+    async fn frame_post(self, request: Request<Body>) -> Response<Body> {
+        let Ok(pending) = self.admission.enter() else {
+            return self.admission.overloaded(Value::Null);
+        };
+        let (parts, body) = request.into_parts();
+        let bytes = match read_body(body, self.limits).await {
+            Ok(bytes) => bytes,
+            Err(refusal) => return refusal,
+        };
+        // rmcp refuses any other content type with 415, which stands.
+        let json_body = parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| {
+                let essence = v.split_once(';').map_or(v, |(essence, _)| essence);
+                essence.trim().eq_ignore_ascii_case("application/json")
+            });
+        if json_body && first_byte(&bytes) == Some(b'[') {
+            drop(pending);
+            let (response, gathered) =
+                crate::batch::batch(self.inner, &self.admission, self.limits, parts, bytes).await;
+            if gathered >= RELEASE_AFTER_BYTES
+                && let Some(release) = self.release_memory
+            {
+                // Off the async workers: it takes the allocator's locks.
+                tokio::task::spawn_blocking(release);
+            }
+            return response;
+        }
+        let Ok(_slot) = self.admission.admit(pending).await else {
+            return self.admission.overloaded(peek_id(&bytes));
+        };
+        let request = Request::from_parts(parts, Body::from(bytes.clone()));
+        if !json_body {
+            return forward(self.inner, request).await;
+        }
+        let response = forward(self.inner, request).await;
+        if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
+            && let Some(error) = unreadable(&bytes)
+        {
+            return error;
+        }
+        if response.status() == StatusCode::BAD_REQUEST && !is_json(&response) {
+            // rmcp's plain-text refusals of a message (an unsupported
+            // `MCP-Protocol-Version`, say): the same words as a JSON-RPC error.
+            let text = axum::body::to_bytes(response.into_body(), 64 * 1024)
+                .await
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_else(|_| "Bad Request".into());
+            return error_response(peek_id(&bytes), -32600, &text);
+        }
+        if response.status() == StatusCode::BAD_REQUEST {
+            // rmcp's JSON-RPC error about the message (a response posted to
+            // this stateless server) has no `id`: it gets the message's
+            // (`null` when it has none), as JSON-RPC wants one there.
+            return with_id(response, peek_id(&bytes)).await;
+        }
+        response
     }
-    as_event_stream(response).await
 }
 
-async fn frame_post<S, B>(inner: S, max_body: usize, request: Request<Body>) -> Response<Body>
-where
-    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone,
-    B: HttpBody<Data = Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
-    // rmcp refuses any other content type with 415, which stands.
-    let json_body = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            let essence = v.split_once(';').map_or(v, |(essence, _)| essence);
-            essence.trim().eq_ignore_ascii_case("application/json")
-        });
-    if !json_body {
-        return forward(inner, request).await;
-    }
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
-        // Over the bound, or a broken upload: rmcp's own answer for both.
-        return plain(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("Payload Too Large: request body exceeds {max_body} bytes"),
-        );
+/// A JSON-RPC error answer given the `id` it lacks (and its status kept).
+async fn with_id(response: Response<Body>, id: Value) -> Response<Body> {
+    let status = response.status();
+    let Some(Value::Object(mut error)) = body_json(response).await else {
+        return error_response(id, -32600, "Invalid Request");
     };
-    if first_byte(&bytes) == Some(b'[') {
-        return batch(inner, parts, bytes).await;
-    }
-    let response = forward(inner, Request::from_parts(parts, Body::from(bytes.clone()))).await;
-    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
-        && let Some(error) = unreadable(&bytes)
-    {
-        return error;
-    }
-    if response.status() == StatusCode::BAD_REQUEST && !is_json(&response) {
-        // rmcp's plain-text refusals of a message (an unsupported
-        // `MCP-Protocol-Version`, say): the same words as a JSON-RPC error.
-        let id = serde_json::from_slice::<Value>(&bytes)
-            .map(|v| id_of(&v))
-            .unwrap_or(Value::Null);
-        let text = axum::body::to_bytes(response.into_body(), 64 * 1024)
-            .await
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_else(|_| "Bad Request".into());
-        return error_response(id, -32600, &text);
-    }
-    response
+    error.entry("id").or_insert(id);
+    json_response(status, &Value::Object(error))
 }
 
-fn is_json(response: &Response<Body>) -> bool {
+/// The whole body, within the size bound and the body deadline; otherwise
+/// the answer that refuses it (413, or 408 with the connection closed).
+async fn read_body(body: Body, limits: FramingLimits) -> Result<Bytes, Response<Body>> {
+    let max = limits.max_body;
+    match tokio::time::timeout(limits.body_timeout, axum::body::to_bytes(body, max)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        // Over the bound, or a broken upload: rmcp's own answer for both.
+        Ok(Err(_)) => Err(plain(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Payload Too Large: request body exceeds {max} bytes"),
+        )),
+        Err(_) => {
+            let mut r = error_response(
+                Value::Null,
+                -32600,
+                &format!(
+                    "Request Timeout: the body did not arrive within {} ms (server.request_body_timeout_ms)",
+                    limits.body_timeout.as_millis()
+                ),
+            );
+            *r.status_mut() = StatusCode::REQUEST_TIMEOUT;
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Err(r)
+        }
+    }
+}
+
+/// The `id` of a single message, when it is one JSON-RPC allows; `null`
+/// otherwise (not JSON, a batch, no id). Only the top level is read.
+pub(crate) fn peek_id(bytes: &[u8]) -> Value {
+    if first_byte(bytes) != Some(b'{') {
+        return Value::Null;
+    }
+    #[derive(serde::Deserialize)]
+    struct Peek<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let Ok(peek) = serde_json::from_slice::<Peek<'_>>(bytes) else {
+        return Value::Null;
+    };
+    match peek.id.map(|raw| serde_json::from_str::<Value>(raw.get())) {
+        Some(Ok(id @ (Value::String(_) | Value::Number(_)))) => id,
+        _ => Value::Null,
+    }
+}
+
+pub(crate) fn is_json(response: &Response<Body>) -> bool {
     response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -249,7 +359,7 @@ async fn as_event_stream(response: Response<Body>) -> Response<Body> {
     Response::from_parts(parts, Body::from(event))
 }
 
-async fn forward<S, B>(mut inner: S, request: Request<Body>) -> Response<Body>
+pub(crate) async fn forward<S, B>(mut inner: S, request: Request<Body>) -> Response<Body>
 where
     S: Service<Request<Body>, Response = Response<B>, Error = Infallible>,
     B: HttpBody<Data = Bytes> + Send + 'static,
@@ -263,7 +373,7 @@ where
 
 /// A 415 from rmcp on a JSON content type means the body is not a
 /// JSON-RPC message it can read: the JSON-RPC error for it.
-fn unreadable(bytes: &[u8]) -> Option<Response<Body>> {
+pub(crate) fn unreadable(bytes: &[u8]) -> Option<Response<Body>> {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => return Some(parse_error(&e)),
@@ -275,164 +385,25 @@ fn unreadable(bytes: &[u8]) -> Option<Response<Body>> {
 }
 
 /// The message's `id` when it is one JSON-RPC allows, else `null`.
-fn id_of(value: &Value) -> Value {
+pub(crate) fn id_of(value: &Value) -> Value {
     match value.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
         _ => Value::Null,
     }
 }
 
-async fn batch<S, B>(inner: S, parts: axum::http::request::Parts, bytes: Bytes) -> Response<Body>
-where
-    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone,
-    B: HttpBody<Data = Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
-    let version = parts
-        .headers
-        .get("mcp-protocol-version")
-        .map(|v| v.to_str().unwrap_or("(not text)"));
-    if let Some(v) = version
-        && !BATCH_VERSIONS.contains(&v)
-    {
-        return invalid_request(
-            Value::Null,
-            &format!(
-                "JSON-RPC batches are not part of MCP protocol version {v}; send one message per request"
-            ),
-        );
-    }
-    // Read once as a whole, under serde_json's nesting limit (raw elements
-    // are not held to it): a body too deep to read is one parse error.
-    if let Err(e) = serde_json::from_slice::<Value>(&bytes) {
-        return parse_error(&e);
-    }
-    let elements: Vec<&RawValue> = match serde_json::from_slice(&bytes) {
-        Ok(elements) => elements,
-        Err(e) => return parse_error(&e),
-    };
-    if elements.is_empty() {
-        return invalid_request(Value::Null, "an empty batch has nothing to answer");
-    }
-    let pending: Vec<_> = elements
-        .iter()
-        .map(|element| {
-            let request = element_request(&parts, element.get());
-            let inner = inner.clone();
-            let text = element.get();
-            async move {
-                if let Some(id) = initialize_id(text) {
-                    // MCP: initialize must not be part of a batch.
-                    let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600,
-                        "message": "Invalid Request: initialize must not be part of a JSON-RPC batch"}});
-                    return Ok(Some(error));
-                }
-                element_answer(forward(inner, request).await, text).await
-            }
-        })
-        .collect();
-    let answers: Vec<Result<Option<Value>, Response<Body>>> = futures::stream::iter(pending)
-        .buffered(BATCH_CONCURRENCY)
-        .collect()
-        .await;
-    let mut out = Vec::with_capacity(answers.len());
-    for answer in answers {
-        match answer {
-            Ok(Some(value)) => out.push(value),
-            Ok(None) => {}
-            // The request itself was refused (Host, Origin, Accept): the same
-            // answer for the batch as for one message.
-            Err(response) => return response,
-        }
-    }
-    if out.is_empty() {
-        let mut r = Response::new(Body::empty());
-        *r.status_mut() = StatusCode::ACCEPTED;
-        return r;
-    }
-    json_response(StatusCode::OK, &Value::Array(out))
-}
-
-fn element_request(parts: &axum::http::request::Parts, text: &str) -> Request<Body> {
-    let mut request = Request::new(Body::from(text.to_owned()));
-    *request.method_mut() = parts.method.clone();
-    *request.uri_mut() = parts.uri.clone();
-    *request.version_mut() = parts.version;
-    let headers = request.headers_mut();
-    *headers = parts.headers.clone();
-    headers.remove(header::CONTENT_LENGTH);
-    // Headers that mirror one message's method and params describe no
-    // element of an array.
-    let mirrored: Vec<_> = headers
-        .keys()
-        .filter(|k| {
-            let k = k.as_str();
-            k == "mcp-method" || k == "mcp-name" || k.starts_with("mcp-param-")
-        })
-        .cloned()
-        .collect();
-    for k in mirrored {
-        headers.remove(k);
-    }
-    *request.extensions_mut() = parts.extensions.clone();
-    request
-}
-
-/// One element's part of the batch answer: its JSON-RPC response, nothing
-/// for a notification or response, or `Err` with a refusal of the whole
-/// request.
-async fn element_answer(
-    response: Response<Body>,
-    text: &str,
-) -> Result<Option<Value>, Response<Body>> {
-    let status = response.status();
-    if status == StatusCode::ACCEPTED {
-        return Ok(None);
-    }
-    if status == StatusCode::UNSUPPORTED_MEDIA_TYPE
-        && let Some(error) = unreadable(text.as_bytes())
-    {
-        let value = body_json(error).await;
-        return Ok(value);
-    }
-    if status == StatusCode::BAD_REQUEST && is_json(&response) {
-        // A JSON-RPC error about this element (a response posted to a
-        // stateless server, say): its place in the array, id or not.
-        let mut error = body_json(response).await;
-        if let Some(Value::Object(e)) = &mut error {
-            e.entry("id").or_insert(Value::Null);
-        }
-        return Ok(error);
-    }
-    if status != StatusCode::OK {
-        return Err(response);
-    }
-    Ok(body_json(response).await)
-}
-
-/// The id of an `initialize` request, when `text` is one.
-fn initialize_id(text: &str) -> Option<Value> {
-    #[derive(serde::Deserialize)]
-    struct Peek {
-        method: Option<String>,
-        id: Option<Value>,
-    }
-    let peek: Peek = serde_json::from_str(text).ok()?;
-    (peek.method.as_deref() == Some("initialize")).then(|| peek.id.unwrap_or(Value::Null))
-}
-
-async fn body_json(response: Response<Body>) -> Option<Value> {
+pub(crate) async fn body_json(response: Response<Body>) -> Option<Value> {
     let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
         .await
         .ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
-fn first_byte(bytes: &[u8]) -> Option<u8> {
+pub(crate) fn first_byte(bytes: &[u8]) -> Option<u8> {
     bytes.iter().copied().find(|b| !b.is_ascii_whitespace())
 }
 
-fn parse_error(e: &serde_json::Error) -> Response<Body> {
+pub(crate) fn parse_error(e: &serde_json::Error) -> Response<Body> {
     error_response(
         Value::Null,
         -32700,
@@ -440,18 +411,18 @@ fn parse_error(e: &serde_json::Error) -> Response<Body> {
     )
 }
 
-fn invalid_request(id: Value, message: &str) -> Response<Body> {
+pub(crate) fn invalid_request(id: Value, message: &str) -> Response<Body> {
     error_response(id, -32600, &format!("Invalid Request: {message}"))
 }
 
-fn error_response(id: Value, code: i64, message: &str) -> Response<Body> {
+pub(crate) fn error_response(id: Value, code: i64, message: &str) -> Response<Body> {
     json_response(
         StatusCode::BAD_REQUEST,
         &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
     )
 }
 
-fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
     let mut r = Response::new(Body::from(value.to_string()));
     *r.status_mut() = status;
     r.headers_mut().insert(
@@ -461,7 +432,7 @@ fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
     r
 }
 
-fn plain(status: StatusCode, text: String) -> Response<Body> {
+pub(crate) fn plain(status: StatusCode, text: String) -> Response<Body> {
     let mut r = Response::new(Body::from(text));
     *r.status_mut() = status;
     r.headers_mut().insert(

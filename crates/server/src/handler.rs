@@ -8,9 +8,10 @@ use async_trait::async_trait;
 use connecta_core::activity::Actor;
 use connecta_gateway::{ApprovalInput, Elicitor, Gateway, InputRequest, RequestCtx};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitationAction,
-    ElicitationSchema, Implementation, InputRequiredResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ElicitRequestParams,
+    ElicitationAction, ElicitationSchema, ErrorCode, Implementation, InputRequiredResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::{ElicitationMode, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -225,4 +226,42 @@ impl ServerHandler for ConnectaServer {
         }
         Ok(CallToolResponse::Complete(convert::result(out)))
     }
+
+    /// rmcp hands a request here when it cannot read it as any method it
+    /// knows: an unknown method, or a known one whose params do not fit
+    /// (`tools/call` with a non-string `name` or non-object `arguments`).
+    /// The second is invalid params (-32602), not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method.as_str();
+        if method == "tools/call" {
+            return Err(ErrorData::invalid_params(
+                "Invalid params: tools/call takes {name: string, arguments?: object}",
+                None,
+            ));
+        }
+        if ANSWERED_METHODS.contains(&method) {
+            return Err(ErrorData::invalid_params(
+                format!("Invalid params: the params of {method} are not valid"),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            connecta_core::error::clamp_text(method, 128).into_owned(),
+            None,
+        ))
+    }
 }
+
+/// The methods this server answers, whose params rmcp reads itself.
+const ANSWERED_METHODS: [&str; 5] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+];

@@ -11,17 +11,21 @@
 pub mod access_tokens;
 mod admission;
 mod auth;
+mod batch;
+mod connections;
 mod convert;
 mod drain;
 mod framing;
+#[cfg(test)]
+mod framing_properties;
 mod handler;
 mod health;
+mod metrics;
 pub mod oauth;
 pub mod operator;
 mod stdio_framing;
 
 use std::future::Future;
-use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,17 +48,25 @@ pub struct AppState {
     pub auth: Arc<auth::Authenticator>,
     /// The operator UI, when it is on and has a secret.
     pub operator: Option<Arc<operator::Operator>>,
+    /// What `/metrics` encodes.
+    metrics: Arc<prometheus_client::registry::Registry>,
+    /// Gives freed memory back to the system, called (off the async
+    /// workers) after a request that needed a lot of it; the binary passes
+    /// the allocator's, this crate has no `unsafe`.
+    pub release_memory: Option<fn()>,
 }
 
 impl AppState {
     pub fn new(gateway: Arc<Gateway>) -> AppState {
         let s = &gateway.config.server;
+        let admission = Arc::new(admission::RequestAdmission::new(
+            s.max_concurrent_requests,
+            s.max_queued_requests,
+            s.queue_timeout,
+        ));
         AppState {
-            admission: Arc::new(admission::RequestAdmission::new(
-                s.max_concurrent_requests,
-                s.max_queued_requests,
-                s.queue_timeout,
-            )),
+            metrics: Arc::new(metrics::registry(&gateway, &admission)),
+            admission,
             auth: Arc::new(auth::Authenticator::new(
                 &gateway.config.auth,
                 gateway.store.clone(),
@@ -62,7 +74,15 @@ impl AppState {
             )),
             gateway,
             operator: None,
+            release_memory: None,
         }
+    }
+
+    /// Call `release` after a request that needed many MB (see
+    /// `release_memory`).
+    pub fn with_memory_release(mut self, release: fn()) -> AppState {
+        self.release_memory = Some(release);
+        self
     }
 
     /// Serve the operator UI at `/ui`, signed in to with `secret`.
@@ -72,7 +92,8 @@ impl AppState {
     }
 }
 
-/// The full HTTP router: `/mcp` (auth, then admission, then MCP), and the
+/// The full HTTP router: `/mcp` (auth, then framing and admission, then
+/// MCP), and the
 /// unqueued `/health` and `/metrics`.
 pub fn router(state: AppState, cancel: CancellationToken) -> Router {
     let server = ConnectaServer::new(state.gateway.clone());
@@ -96,12 +117,16 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
     );
     // `route_layer`: auth, admission and CORS guard `/mcp` only; any other
     // path is a plain 404 (not a 401 that suggests something is there).
+    // Admission is inside framing: a request is admitted once its body has
+    // arrived, and each message of a batch on its own.
+    let framed = framing::Framing::new(
+        mcp,
+        state.admission.clone(),
+        framing::FramingLimits::of(s),
+        state.release_memory,
+    );
     let mcp_routes = Router::new()
-        .nest_service("/mcp", framing::Framing::new(mcp, s.max_request_bytes))
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            admission::admit,
-        ))
+        .nest_service("/mcp", framed)
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::authenticate,
@@ -109,7 +134,7 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
         .route_layer(auth::cors(&state.gateway.config.server.allowed_origins));
     Router::new()
         .route("/health", get(health::health))
-        .route("/metrics", get(health::metrics))
+        .route("/metrics", get(metrics::metrics))
         .route(
             connecta_gateway::oauth_flow::CALLBACK_PATH,
             get(oauth_callback),
@@ -232,23 +257,17 @@ pub async fn serve_http(
     let app = router(state, drop_unanswered.clone());
     let signalled = CancellationToken::new();
     let on_signal = signalled.clone();
-    // Small JSON answers: with Nagle's algorithm on, a response written in
-    // two segments waits for the client's delayed ACK.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
+    let header_timeout = gateway.config.server.request_header_timeout;
+    let server = connections::serve(listener, app, header_timeout, async move {
+        shutdown.await;
+        on_signal.cancel();
     });
-    let server = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            on_signal.cancel();
-        })
-        .into_future();
     let mut server = std::pin::pin!(server);
     tokio::select! {
         r = &mut server => return r,
         () = signalled.cancelled() => {}
     }
-    // axum now holds only the connections of requests in flight, and ends
+    // The server now holds only the connections of requests in flight, and ends
     // once each has written its response.
     if let Some(r) = drain::drain(&mut server, &gateway, grace).await {
         return r;

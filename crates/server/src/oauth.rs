@@ -9,16 +9,24 @@
 //! configured), `exp` has not passed (60 s leeway; `nbf` too), and its
 //! `scope` has every required scope. The caller is the actor `oauth:<sub>`.
 //!
-//! Keys are fetched on first use (discovered from the issuer's metadata
-//! unless `jwks_url` is set), kept for [`KEYS_FRESH`], and fetched again
-//! early when a token names a `kid` not in the set. Fetches, failed ones
-//! included, happen at most once per [`REFETCH_AT_MOST`]: meanwhile stale
-//! keys still verify, and with no keys at all a JWT is refused with 503.
+//! Keys are fetched on first use (discovered from the issuer's metadata,
+//! whose `issuer` must be the configured one, unless `jwks_url` is set),
+//! kept for [`KEYS_FRESH`], and fetched again early when a token names a
+//! `kid` not in the set. Fetches, failed ones included, happen at most once
+//! per [`REFETCH_AT_MOST`]: meanwhile stale keys still verify, and with no
+//! keys at all a JWT is refused with 503. A fetch holds no lock the other
+//! requests need: the request that started it waits for it, and so do
+//! requests that arrive before any key was ever fetched (nothing could
+//! verify them); every other request is answered with the keys at hand
+//! (a `kid` not among them is refused at once), so a forged `kid` delays
+//! its own request and nobody else's. Documents are read up to
+//! [`MAX_DOCUMENT_BYTES`] and cut there, never read whole first.
 //!
 //! Must never: accept `none` or an HMAC algorithm (a public key used as an
-//! HMAC secret), accept a token when the keys could not be fetched, or log a
-//! token.
+//! HMAC secret), accept a token when the keys could not be fetched, use
+//! keys named by metadata about another issuer, or log a token.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use connecta_core::activity::Actor;
@@ -27,7 +35,6 @@ use jsonwebtoken::jwk::{JwkSet, KeyAlgorithm};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::Mutex;
 
 /// How long fetched keys are used before they are fetched again.
 pub const KEYS_FRESH: Duration = Duration::from_secs(600);
@@ -66,8 +73,14 @@ pub struct OAuthVerifier {
     config: OAuthConfig,
     audience: String,
     http: reqwest::Client,
-    keys: Mutex<Option<Keys>>,
-    last_fetch: Mutex<Option<Instant>>,
+    /// The key set in use, replaced whole when a fetch brings a new one;
+    /// never locked across a fetch.
+    keys: std::sync::Mutex<Option<Arc<Keys>>>,
+    /// When the last fetch started (a failed one too).
+    last_fetch: std::sync::Mutex<Option<Instant>>,
+    /// Held by the one fetch in flight. Only a request that needs new keys
+    /// waits on it.
+    fetching: tokio::sync::Mutex<()>,
 }
 
 #[derive(Deserialize)]
@@ -82,6 +95,8 @@ struct Claims {
 
 #[derive(Deserialize)]
 struct ServerMetadata {
+    #[serde(default)]
+    issuer: Option<String>,
     jwks_uri: String,
 }
 
@@ -101,8 +116,9 @@ impl OAuthVerifier {
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap_or_default(),
-            keys: Mutex::new(None),
-            last_fetch: Mutex::new(None),
+            keys: std::sync::Mutex::new(None),
+            last_fetch: std::sync::Mutex::new(None),
+            fetching: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -172,28 +188,33 @@ impl OAuthVerifier {
     /// The key `kid` names (or the only one, when the token names none),
     /// fetching the set when it is stale or lacks that key.
     async fn key_for(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, Denial> {
-        let mut keys = self.keys.lock().await;
+        let mut keys = self.current_keys();
         let stale = keys
             .as_ref()
             .is_none_or(|k| k.fetched.elapsed() >= KEYS_FRESH);
         let missing = keys.as_ref().is_some_and(|k| find(&k.set, kid).is_none());
-        // Every fetch, a failed one too, waits out the refetch window: an
-        // issuer that is down is not asked again by every request.
-        if (stale || missing) && self.may_refetch().await {
-            match self.fetch_keys().await {
-                Ok(set) => {
-                    *keys = Some(Keys {
-                        set,
-                        fetched: Instant::now(),
-                    });
-                }
-                Err(why) => {
-                    tracing::warn!("could not fetch the OAuth signing keys: {why}");
-                    // Stale keys still verify what they can; none at all is a refusal.
-                    if keys.is_none() {
-                        return Err(Denial::Unavailable);
-                    }
-                }
+        if keys.is_none() {
+            // Nothing can be verified yet: wait for the fetch in flight (its
+            // keys may be here when it ends), else start one if the window
+            // allows.
+            let _one = self.fetching.lock().await;
+            keys = self.current_keys();
+            if keys.is_none()
+                && self.claim_fetch()
+                && let Some(fetched) = self.fetch_and_keep().await
+            {
+                keys = Some(fetched);
+            }
+        } else if (stale || missing)
+            && let Ok(_one) = self.fetching.try_lock()
+        {
+            // Renew the keys for this request only (if the window allows);
+            // while a fetch is in flight the others are answered with the
+            // keys at hand (a `kid` not among them is refused at once).
+            if self.claim_fetch()
+                && let Some(fetched) = self.fetch_and_keep().await
+            {
+                keys = Some(fetched);
             }
         }
         let set = &keys.as_ref().ok_or(Denial::Unavailable)?.set;
@@ -209,13 +230,43 @@ impl OAuthVerifier {
             .map_err(|_| Denial::Invalid("the token's signing key is unusable"))
     }
 
-    async fn may_refetch(&self) -> bool {
-        let last = self.last_fetch.lock().await;
-        last.is_none_or(|t| t.elapsed() >= REFETCH_AT_MOST)
+    fn current_keys(&self) -> Option<Arc<Keys>> {
+        self.keys.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether a fetch may start now (none started within the refetch
+    /// window); if so, the window starts again. Every fetch, a failed one
+    /// too, waits out the window: an issuer that is down is not asked again
+    /// by every request.
+    fn claim_fetch(&self) -> bool {
+        let mut last = self.last_fetch.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_some_and(|t| t.elapsed() < REFETCH_AT_MOST) {
+            return false;
+        }
+        *last = Some(Instant::now());
+        true
+    }
+
+    /// Fetch the key set and keep it; `None` (logged) when it could not be
+    /// fetched, which leaves the keys in use as they are.
+    async fn fetch_and_keep(&self) -> Option<Arc<Keys>> {
+        match self.fetch_keys().await {
+            Ok(set) => {
+                let keys = Arc::new(Keys {
+                    set,
+                    fetched: Instant::now(),
+                });
+                *self.keys.lock().unwrap_or_else(|p| p.into_inner()) = Some(keys.clone());
+                Some(keys)
+            }
+            Err(why) => {
+                tracing::warn!("could not fetch the OAuth signing keys: {why}");
+                None
+            }
+        }
     }
 
     async fn fetch_keys(&self) -> Result<JwkSet, String> {
-        *self.last_fetch.lock().await = Some(Instant::now());
         let jwks_url = match &self.config.jwks_url {
             Some(u) => u.clone(),
             None => self.discover_jwks_url().await?,
@@ -238,7 +289,19 @@ impl OAuthVerifier {
         let mut last = String::new();
         for url in candidates {
             match self.get_json::<ServerMetadata>(&url).await {
-                Ok(m) => return Ok(m.jwks_uri),
+                // RFC 8414 §3.3 (and OpenID Connect Discovery §4.3): the
+                // metadata must name the issuer it was fetched for.
+                Ok(m) if m.issuer.as_deref().map(|i| i.trim_end_matches('/')) == Some(issuer) => {
+                    return Ok(m.jwks_uri);
+                }
+                Ok(m) => {
+                    return Err(format!(
+                        "{url} names the issuer {} rather than {issuer}; its keys are not used",
+                        m.issuer.as_deref().map_or("(none)".into(), |i| {
+                            connecta_core::error::clamp_text(i, 200).into_owned()
+                        })
+                    ));
+                }
                 Err(e) => last = e,
             }
         }
@@ -258,9 +321,19 @@ impl OAuthVerifier {
         if !r.status().is_success() {
             return Err(format!("{url}: HTTP {}", r.status().as_u16()));
         }
-        let body = r.bytes().await.map_err(|e| format!("{url}: {e}"))?;
-        if body.len() > MAX_DOCUMENT_BYTES {
-            return Err(format!("{url}: the document is larger than 1 MiB"));
+        let too_large = || format!("{url}: the document is larger than 1 MiB");
+        if r.content_length()
+            .is_some_and(|l| l > MAX_DOCUMENT_BYTES as u64)
+        {
+            return Err(too_large());
+        }
+        let mut r = r;
+        let mut body = Vec::new();
+        while let Some(chunk) = r.chunk().await.map_err(|e| format!("{url}: {e}"))? {
+            if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
         }
         serde_json::from_slice(&body).map_err(|e| format!("{url}: {e}"))
     }

@@ -17,6 +17,7 @@ mod migrate;
 #[macro_use]
 mod sql;
 mod postgres;
+mod private_files;
 mod sqlite;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -26,6 +27,7 @@ use connecta_core::activity::{ActivityEvent, Actor, ApprovalDecision, Outcome, S
 
 pub use activity_writer::{ActivitySink, ActivityWriter};
 pub use postgres::PgStore;
+pub use private_files::{create_private_dir, restrict_file};
 pub use sqlite::SqliteStore;
 
 /// The store a config names: PostgreSQL at `postgres_url` when one is set
@@ -65,6 +67,22 @@ pub struct StashEntry {
     pub text: String,
     pub created_at_ms: i64,
     pub expires_at_ms: i64,
+}
+
+/// How many bytes of unexpired stashed text one caller, and everyone
+/// together, may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StashQuota {
+    pub caller_bytes: u64,
+    pub total_bytes: u64,
+}
+
+impl StashQuota {
+    /// No bound (tests, tools that stash by hand).
+    pub const UNLIMITED: StashQuota = StashQuota {
+        caller_bytes: i64::MAX as u64,
+        total_bytes: i64::MAX as u64,
+    };
 }
 
 /// A page request over the activity log, newest first.
@@ -157,7 +175,11 @@ pub trait Store: Send + Sync {
     /// The backend's name, for `/health` and logs (`"sqlite"`).
     fn backend(&self) -> &'static str;
 
-    async fn stash_put(&self, entry: &StashEntry) -> Result<(), StoreError>;
+    /// Stores `entry` unless it would take the unexpired stash of its
+    /// caller past `quota.caller_bytes`, or the whole stash past
+    /// `quota.total_bytes`; `false` then, and nothing is stored. Replicas
+    /// storing at the same moment can pass a quota by one entry each.
+    async fn stash_put(&self, entry: &StashEntry, quota: StashQuota) -> Result<bool, StoreError>;
     /// The stashed text, if it exists, belongs to `actor_key` and has not
     /// expired at `now_ms`.
     async fn stash_get(

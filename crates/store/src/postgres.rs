@@ -15,8 +15,8 @@ use sqlx::{Postgres, QueryBuilder, Row};
 
 use crate::migrate::Migration;
 use crate::{
-    AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, Store, StoreError, StoredCatalog,
-    VaultRow,
+    AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, StashQuota, Store, StoreError,
+    StoredCatalog, VaultRow,
 };
 
 /// The advisory lock migrations take (any constant unique to connecta).

@@ -184,18 +184,35 @@ macro_rules! impl_store {
                 $name
             }
 
-            async fn stash_put(&self, entry: &StashEntry) -> Result<(), StoreError> {
-                sqlx::query($sql(
-                    "INSERT INTO stash (id, actor_key, body, created_at_ms, expires_at_ms) VALUES (?, ?, ?, ?, ?)",
+            async fn stash_put(&self, entry: &StashEntry, quota: StashQuota) -> Result<bool, StoreError> {
+                // One statement: the quotas are checked against what is
+                // stored, unexpired, at the moment of the insert.
+                let size = entry.text.len() as i64;
+                let cap = |q: u64| i64::try_from(q).unwrap_or(i64::MAX);
+                let stored = sqlx::query($sql(
+                    "INSERT INTO stash (id, actor_key, body, created_at_ms, expires_at_ms)
+                     SELECT ?, ?, ?, ?, ?
+                     WHERE (SELECT COALESCE(SUM(octet_length(body)), 0) FROM stash
+                            WHERE actor_key = ? AND expires_at_ms > ?) + ? <= ?
+                       AND (SELECT COALESCE(SUM(octet_length(body)), 0) FROM stash
+                            WHERE expires_at_ms > ?) + ? <= ?",
                 ))
                 .bind(&entry.id)
                 .bind(&entry.actor_key)
                 .bind(&entry.text)
                 .bind(entry.created_at_ms)
                 .bind(entry.expires_at_ms)
+                .bind(&entry.actor_key)
+                .bind(entry.created_at_ms)
+                .bind(size)
+                .bind(cap(quota.caller_bytes))
+                .bind(entry.created_at_ms)
+                .bind(size)
+                .bind(cap(quota.total_bytes))
                 .execute(&self.pool)
-                .await?;
-                Ok(())
+                .await?
+                .rows_affected();
+                Ok(stored == 1)
             }
 
             async fn stash_get(

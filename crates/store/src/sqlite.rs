@@ -17,8 +17,8 @@ use sqlx::{QueryBuilder, Row, Sqlite};
 
 use crate::migrate::Migration;
 use crate::{
-    AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, Store, StoreError, StoredCatalog,
-    VaultRow,
+    AccessTokenRow, ActivityQuery, ApprovalRow, StashEntry, StashQuota, Store, StoreError,
+    StoredCatalog, VaultRow,
 };
 
 /// The store's file name inside the data directory.
@@ -130,12 +130,26 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// Open (creating if needed) `<data_dir>/connecta.db` and migrate it.
+    /// The directory is created 0700 and the database files are kept 0600
+    /// (they hold stashed results and the arguments of open approval
+    /// questions), whatever the umask.
     pub async fn open(data_dir: &Path) -> Result<SqliteStore, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::DataDir {
+        let data_dir_error = |source| StoreError::DataDir {
             path: data_dir.display().to_string(),
             source,
-        })?;
+        };
+        crate::create_private_dir(data_dir).map_err(data_dir_error)?;
+        if let Some(warning) = crate::private_files::open_to_others(data_dir) {
+            tracing::warn!("{warning}");
+        }
         let path = data_dir.join(DB_FILE);
+        // SQLite creates its `-wal` and `-shm` files with the database
+        // file's mode: a database created 0600 (or tightened to it) gives
+        // private companions.
+        crate::private_files::create_private_file(&path).map_err(data_dir_error)?;
+        for file in db_files(&path) {
+            crate::private_files::restrict_file(&file).map_err(data_dir_error)?;
+        }
         let options = SqliteConnectOptions::new()
             .filename(&path)
             .create_if_missing(true)
@@ -150,6 +164,9 @@ impl SqliteStore {
             .await?;
         let store = SqliteStore { pool, path };
         store.migrate().await?;
+        for file in db_files(&store.path) {
+            crate::private_files::restrict_file(&file).map_err(data_dir_error)?;
+        }
         Ok(store)
     }
 
@@ -175,6 +192,16 @@ impl SqliteStore {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// The database file and the WAL-mode companions SQLite keeps beside it.
+fn db_files(db: &Path) -> [PathBuf; 3] {
+    let with = |suffix: &str| {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    [db.to_path_buf(), with("-wal"), with("-shm")]
 }
 
 impl_store!(

@@ -11,7 +11,7 @@ use connecta_core::error::ErrorCode;
 use connecta_store::testing::PgCluster;
 use connecta_store::{
     AccessTokenRow, ActivityQuery, ActivityWriter, ApprovalRow, PgStore, SqliteStore, StashEntry,
-    Store, StoreError, StoredCatalog, VaultRow,
+    StashQuota, Store, StoreError, StoredCatalog, VaultRow,
 };
 
 fn event(i: i64, connector: &str, code: Option<ErrorCode>) -> ActivityEvent {
@@ -89,6 +89,7 @@ macro_rules! on_both_backends {
 
 on_both_backends!(
     stash_respects_owner_and_expiry,
+    stash_keeps_to_the_caller_and_total_quotas,
     activity_pages_newest_first_and_filters,
     the_writer_batches_and_flushes,
     vault_rows_upsert_and_replace_atomically,
@@ -143,15 +144,20 @@ async fn postgres_replicas_that_start_together_migrate_once_and_share_rows() {
     let url = cluster.fresh_database().await;
     let (a, b) = tokio::join!(PgStore::connect(&url), PgStore::connect(&url));
     let (a, b) = (a.expect("replica a"), b.expect("replica b"));
-    a.stash_put(&StashEntry {
-        id: "r1".into(),
-        actor_key: "token:ci/tok_1".into(),
-        text: "{\"page\":1}".into(),
-        created_at_ms: 0,
-        expires_at_ms: i64::MAX,
-    })
-    .await
-    .expect("put on a");
+    let stored = a
+        .stash_put(
+            &StashEntry {
+                id: "r1".into(),
+                actor_key: "token:ci/tok_1".into(),
+                text: "{\"page\":1}".into(),
+                created_at_ms: 0,
+                expires_at_ms: i64::MAX,
+            },
+            StashQuota::UNLIMITED,
+        )
+        .await
+        .expect("put on a");
+    assert!(stored);
     assert_eq!(
         b.stash_get("r1", "token:ci/tok_1", 1)
             .await
@@ -164,15 +170,20 @@ async fn postgres_replicas_that_start_together_migrate_once_and_share_rows() {
 }
 
 async fn stash_respects_owner_and_expiry(s: Arc<dyn Store>) {
-    s.stash_put(&StashEntry {
-        id: "r1".into(),
-        actor_key: "anonymous".into(),
-        text: "héllo".into(),
-        created_at_ms: 0,
-        expires_at_ms: 100,
-    })
-    .await
-    .expect("put");
+    let stored = s
+        .stash_put(
+            &StashEntry {
+                id: "r1".into(),
+                actor_key: "anonymous".into(),
+                text: "héllo".into(),
+                created_at_ms: 0,
+                expires_at_ms: 100,
+            },
+            StashQuota::UNLIMITED,
+        )
+        .await
+        .expect("put");
+    assert!(stored);
     assert_eq!(
         s.stash_get("r1", "anonymous", 50)
             .await
@@ -189,6 +200,59 @@ async fn stash_respects_owner_and_expiry(s: Arc<dyn Store>) {
         None
     );
     assert_eq!(s.stash_purge_expired(101).await.expect("purge"), 1);
+}
+
+async fn stash_keeps_to_the_caller_and_total_quotas(s: Arc<dyn Store>) {
+    let quota = StashQuota {
+        caller_bytes: 10,
+        total_bytes: 16,
+    };
+    let put = |id: &str, actor: &str, text: &str, at: i64| StashEntry {
+        id: id.into(),
+        actor_key: actor.into(),
+        text: text.into(),
+        created_at_ms: at,
+        expires_at_ms: at + 100,
+    };
+    // Bytes, not characters: "é" is two.
+    assert!(
+        s.stash_put(&put("a1", "a", "éééé", 0), quota)
+            .await
+            .expect("put")
+    );
+    assert!(
+        s.stash_put(&put("a2", "a", "xx", 0), quota)
+            .await
+            .expect("put")
+    );
+    // a holds 10 bytes: one more is over its quota, and nothing is stored.
+    assert!(
+        !s.stash_put(&put("a3", "a", "y", 0), quota)
+            .await
+            .expect("put")
+    );
+    assert_eq!(s.stash_get("a3", "a", 1).await.expect("get"), None);
+    // b has its own quota, but everyone together holds at most 16.
+    assert!(
+        s.stash_put(&put("b1", "b", "123456", 0), quota)
+            .await
+            .expect("put")
+    );
+    assert!(
+        !s.stash_put(&put("b2", "b", "1", 0), quota)
+            .await
+            .expect("put")
+    );
+    // Expired entries count for nothing, purged or not.
+    assert!(
+        s.stash_put(&put("a4", "a", "0123456789", 100), quota)
+            .await
+            .expect("put")
+    );
+    assert_eq!(
+        s.stash_get("a4", "a", 101).await.expect("get").as_deref(),
+        Some("0123456789")
+    );
 }
 
 async fn activity_pages_newest_first_and_filters(s: Arc<dyn Store>) {

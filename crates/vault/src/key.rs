@@ -11,15 +11,25 @@ use base64::Engine;
 use rand::RngExt;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+use zeroize::{Zeroize, Zeroizing};
 
 /// The environment variable that holds the key (it wins over the key file).
 pub const KEY_ENV: &str = "CONNECTA_VAULT_KEY";
 
 const KEY_LEN: usize = 32;
 
-/// A vault key. `Debug` shows only its id; equality is constant-time.
+/// A vault key. `Debug` shows only its id; equality is constant-time; the
+/// bytes are overwritten with zeros when a copy is dropped.
 #[derive(Clone)]
 pub struct VaultKey([u8; KEY_LEN]);
+
+impl Drop for VaultKey {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl zeroize::ZeroizeOnDrop for VaultKey {}
 
 impl PartialEq for VaultKey {
     fn eq(&self, other: &VaultKey) -> bool {
@@ -50,9 +60,9 @@ pub enum KeyError {
 impl VaultKey {
     /// A fresh random key.
     pub fn generate() -> VaultKey {
-        let mut bytes = [0u8; KEY_LEN];
-        rand::rng().fill(&mut bytes);
-        VaultKey(bytes)
+        let mut key = VaultKey([0; KEY_LEN]);
+        rand::rng().fill(&mut key.0);
+        key
     }
 
     /// Parse a key written as hex (64 characters) or base64 (standard or
@@ -68,10 +78,15 @@ impl VaultKey {
                 .decode(unpadded)
                 .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(unpadded))
                 .ok()
-        };
-        match bytes.and_then(|b| <[u8; KEY_LEN]>::try_from(b).ok()) {
-            Some(k) => Ok(VaultKey(k)),
-            None => Err(KeyError::Malformed {
+        }
+        .map(Zeroizing::new);
+        match bytes {
+            Some(b) if b.len() == KEY_LEN => {
+                let mut key = VaultKey([0; KEY_LEN]);
+                key.0.copy_from_slice(&b);
+                Ok(key)
+            }
+            _ => Err(KeyError::Malformed {
                 origin: origin.to_owned(),
             }),
         }
@@ -153,28 +168,58 @@ impl KeyLocation {
     }
 
     /// The key, creating the key file (mode 0600) with a fresh key when there
-    /// is no key at all. Only `credential set` does this; `serve` never does.
+    /// is no key at all (`true` then). Whoever stores the first value calls
+    /// this (see the gateway's `seal_fields` for when that is allowed). Two
+    /// callers racing to create it end up with the same key: the file is
+    /// never replaced, and the one that loses reads the winner's.
     pub fn load_or_create(&self) -> Result<(VaultKey, KeySource, bool), KeyError> {
         if let Some((k, s)) = self.load()? {
             return Ok((k, s, false));
         }
         let key = VaultKey::generate();
-        write_key_file(&self.file, &key)?;
-        Ok((key, KeySource::File(self.file.clone()), true))
+        match place_key_file(&self.file, &key, Placement::OnlyIfAbsent) {
+            Ok(()) => Ok((key, KeySource::File(self.file.clone()), true)),
+            Err(KeyError::Write { source, .. })
+                if source.kind() == std::io::ErrorKind::AlreadyExists =>
+            {
+                let (k, s) = self.load()?.ok_or_else(|| KeyError::Read {
+                    path: self.file.display().to_string(),
+                    source,
+                })?;
+                Ok((k, s, false))
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
 /// Write `key` to `path` atomically with mode 0600 (a temporary file in the
-/// same directory, then a rename), creating the directory if needed.
+/// same directory, then a rename over whatever is there), creating the
+/// directory (mode 0700) if needed.
 pub fn write_key_file(path: &Path, key: &VaultKey) -> Result<(), KeyError> {
+    place_key_file(path, key, Placement::Replace)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    Replace,
+    /// A hard link instead of a rename: it fails when `path` exists.
+    OnlyIfAbsent,
+}
+
+fn place_key_file(path: &Path, key: &VaultKey, placement: Placement) -> Result<(), KeyError> {
     let err = |source| KeyError::Write {
         path: path.display().to_string(),
         source,
     };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(err)?;
+        connecta_store::create_private_dir(dir).map_err(err)?;
     }
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let tmp = path.with_extension(format!(
+        "tmp-{}-{}",
+        std::process::id(),
+        rand::rng().random::<u64>()
+    ));
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]
@@ -184,10 +229,17 @@ pub fn write_key_file(path: &Path, key: &VaultKey) -> Result<(), KeyError> {
     }
     let result = (|| {
         let mut f = opts.open(&tmp)?;
-        f.write_all(key.encode().as_bytes())?;
+        f.write_all(Zeroizing::new(key.encode()).as_bytes())?;
         f.write_all(b"\n")?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        match placement {
+            Placement::Replace => std::fs::rename(&tmp, path),
+            Placement::OnlyIfAbsent => {
+                let linked = std::fs::hard_link(&tmp, path);
+                let _ = std::fs::remove_file(&tmp);
+                linked
+            }
+        }
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -214,6 +266,55 @@ mod tests {
         assert_ne!(VaultKey::generate().id(), k.id());
         assert_eq!(k.id().len(), 16);
         assert!(!format!("{k:?}").contains(&k.encode()));
+    }
+
+    /// Two requests (a UI credential and a first OAuth consent, say) that
+    /// both find no key must not each write one: the second would replace
+    /// the key the first already sealed values under.
+    #[test]
+    fn callers_racing_to_create_the_key_get_one_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let loc = KeyLocation {
+            env: None,
+            file: dir.path().join("data/vault.key"),
+        };
+        let barrier = std::sync::Barrier::new(8);
+        let results: Vec<(VaultKey, bool)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        barrier.wait();
+                        let (k, _, created) = loc.load_or_create().expect("a key");
+                        (k, created)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("thread"))
+                .collect()
+        });
+        let on_disk = loc.load().expect("readable").expect("a key").0;
+        assert!(results.iter().all(|(k, _)| *k == on_disk));
+        assert_eq!(results.iter().filter(|(_, created)| *created).count(), 1);
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("data"))
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(left, ["vault.key"], "no temporary file is left behind");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+            assert_eq!(mode(&dir.path().join("data")), 0o700);
+            assert_eq!(mode(&loc.file), 0o600);
+        }
+    }
+
+    #[test]
+    fn vault_keys_are_wiped_on_drop() {
+        fn wiped_on_drop<T: zeroize::ZeroizeOnDrop>() {}
+        wiped_on_drop::<VaultKey>();
     }
 
     #[test]

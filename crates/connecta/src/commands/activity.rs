@@ -40,7 +40,7 @@ pub async fn run(cmd: ActivityCommand) -> anyhow::Result<ExitCode> {
         follow,
         connector,
     } = cmd;
-    let loaded = match config_file::load(config, true) {
+    let loaded = match config_file::load_for(config, true, connecta_core::config::Scope::Store) {
         Ok(l) => l,
         Err(LoadError::Invalid(e)) => {
             eprintln!("{e}");

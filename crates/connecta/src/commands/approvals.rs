@@ -62,7 +62,7 @@ pub async fn run(cmd: ApprovalsCommand) -> anyhow::Result<ExitCode> {
         | ApprovalsCommand::Approve { config, .. }
         | ApprovalsCommand::Reject { config, .. } => config.clone(),
     };
-    let ctx = match open(config).await? {
+    let ctx = match open(config, connecta_core::config::Scope::Store).await? {
         Ok(c) => c,
         Err(code) => return Ok(code),
     };

@@ -58,7 +58,10 @@ pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
                     format!("mcp over stdio `{command}`")
                 }
             },
-            ConnectorKind::Api(a) => format!("api {} ({} tools)", a.base_url, a.tools.len()),
+            ConnectorKind::Api(a) => match &a.spec {
+                Some(spec) => format!("openapi {spec} at {} ({} tools)", a.base_url, a.tools.len()),
+                None => format!("api {} ({} tools)", a.base_url, a.tools.len()),
+            },
         };
         println!("  connector {}: {detail}", conn.id);
     }

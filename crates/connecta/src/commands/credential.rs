@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
-use connecta_core::config::{ConnectorConfig, CredentialSlot};
+use connecta_core::config::{ConnectorConfig, CredentialSlot, Scope};
 use connecta_core::secret::Secret;
 use connecta_gateway::credential_admin;
 use connecta_store::Store;
@@ -59,8 +59,13 @@ pub(crate) struct CliContext {
     pub keys: KeyLocation,
 }
 
-pub(crate) async fn open(config: Option<PathBuf>) -> anyhow::Result<Result<CliContext, ExitCode>> {
-    let loaded = match config_file::load(config, true) {
+/// Opens what a management command needs; `scope` says which parts of the
+/// config it reads (the `${ENV}` references elsewhere need not be set).
+pub(crate) async fn open(
+    config: Option<PathBuf>,
+    scope: Scope<'_>,
+) -> anyhow::Result<Result<CliContext, ExitCode>> {
+    let loaded = match config_file::load_for(config, true, scope) {
         Ok(l) => l,
         Err(LoadError::Invalid(e)) => {
             eprintln!("{e}");
@@ -93,14 +98,14 @@ pub async fn run(cmd: CredentialCommand) -> anyhow::Result<ExitCode> {
             field,
             config,
         } => {
-            let ctx = match open(config).await? {
+            let ctx = match open(config, Scope::Credentials { whole: None }).await? {
                 Ok(c) => c,
                 Err(code) => return Ok(code),
             };
             set(&ctx, &connector, field.as_deref()).await
         }
         CredentialCommand::Rm { connector, config } => {
-            let ctx = match open(config).await? {
+            let ctx = match open(config, Scope::Credentials { whole: None }).await? {
                 Ok(c) => c,
                 Err(code) => return Ok(code),
             };
@@ -113,14 +118,17 @@ pub async fn run(cmd: CredentialCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         CredentialCommand::List { config } => {
-            let ctx = match open(config).await? {
+            let ctx = match open(config, Scope::Credentials { whole: None }).await? {
                 Ok(c) => c,
                 Err(code) => return Ok(code),
             };
             list(&ctx).await
         }
         CredentialCommand::Test { connector, config } => {
-            let ctx = match open(config).await? {
+            let scope = Scope::Credentials {
+                whole: Some(&connector),
+            };
+            let ctx = match open(config, scope).await? {
                 Ok(c) => c,
                 Err(code) => return Ok(code),
             };

@@ -43,6 +43,9 @@ pub async fn run(
     }
     let data_dir = connecta_gateway::data_dir(&loaded.config, loaded.dir());
     let store = crate::commands::open_store(&loaded.config, &data_dir).await?;
+    // From here on the data directory is named as resolved, so the gateway
+    // (which hides it from stdio children) finds it whatever its cwd.
+    loaded.config.server.data_dir = data_dir.display().to_string();
     if !stdio {
         warn_if_nobody_can_connect(&loaded.config, store.as_ref()).await;
     }
@@ -98,7 +101,8 @@ pub async fn run(
         // and a human one on stderr.
         println!("{{\"type\":\"ready\",\"port\":{}}}", local.port());
         eprintln!("connecta is listening: connect your MCP client to http://{local}/mcp");
-        let mut state = AppState::new(gateway.clone());
+        let mut state = AppState::new(gateway.clone())
+            .with_memory_release(crate::allocator::release_free_memory);
         if let Some((secret, from)) = &operator {
             state = state.with_operator(secret);
             eprintln!(

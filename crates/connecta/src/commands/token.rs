@@ -62,7 +62,7 @@ pub async fn run(cmd: TokenCommand) -> anyhow::Result<ExitCode> {
         } => Some(parse_lifetime(d)?),
         _ => None,
     };
-    let ctx = match open(config).await? {
+    let ctx = match open(config, connecta_core::config::Scope::Store).await? {
         Ok(c) => c,
         Err(code) => return Ok(code),
     };

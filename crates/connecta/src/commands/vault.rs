@@ -40,7 +40,7 @@ pub async fn run(cmd: VaultCommand) -> anyhow::Result<ExitCode> {
         config,
         new_key_stdin,
     } = cmd;
-    let ctx = match open(config).await? {
+    let ctx = match open(config, connecta_core::config::Scope::Store).await? {
         Ok(c) => c,
         Err(code) => return Ok(code),
     };

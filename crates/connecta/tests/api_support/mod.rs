@@ -215,6 +215,14 @@ pub async fn start_provider() -> Provider {
         .route("/admin/{*rest}", any(|| async { "the admin area" }))
         .fallback(|| async { (StatusCode::NOT_FOUND, "no route") })
         .layer(axum::middleware::from_fn_with_state(seen.clone(), record));
+    Provider {
+        port: serve(app).await,
+        seen,
+    }
+}
+
+/// Serve `app` on 127.0.0.1 (an ephemeral port) in this process.
+async fn serve(app: Router) -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind the provider");
@@ -222,7 +230,7 @@ pub async fn start_provider() -> Provider {
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    Provider { port, seen }
+    port
 }
 
 /// The `api` connector wrapping the provider. `extra` goes inside the
@@ -350,6 +358,25 @@ input_schema = {{ type = "object" }}
     )
 }
 
+/// `call_tool` with the result as a plain value (`resultMode: "value"`).
+pub async fn call_tool(
+    client: &super::support::Client,
+    address: &str,
+    args: Value,
+) -> (Value, bool) {
+    super::support::call(
+        client,
+        "call_tool",
+        json!({"address": address, "args": args, "resultMode": "value"}),
+    )
+    .await
+}
+
+/// The error code of a failed call's answer.
+pub fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
 /// Run `connecta <args>` with `stdin` fed in and closed; returns (status,
 /// stdout, stderr).
 pub fn cli(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> (ExitStatus, String, String) {
@@ -410,4 +437,70 @@ pub fn set_credential(config: &Path, id: &str, value: &str, env: &[(&str, &str)]
         !out.contains(value) && !err.contains(value),
         "set echoed the value"
     );
+}
+
+/// What the echo provider saw of one request.
+#[derive(Clone, Debug)]
+pub struct Echoed {
+    pub method: String,
+    /// Path and query, as sent.
+    pub target: String,
+    pub authorization: Option<String>,
+    pub body: Option<Value>,
+}
+
+/// A provider that answers every request with what it saw (method, path,
+/// query, the headers besides `Authorization`, the JSON body), standing in
+/// for the API an OpenAPI document describes.
+pub struct EchoProvider {
+    pub port: u16,
+    pub seen: Arc<Mutex<Vec<Echoed>>>,
+}
+
+impl EchoProvider {
+    pub fn requests(&self) -> Vec<Echoed> {
+        self.seen.lock().expect("lock").clone()
+    }
+}
+
+async fn echo(State(seen): State<Arc<Mutex<Vec<Echoed>>>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, 1 << 20)
+        .await
+        .unwrap_or_default();
+    let body: Option<Value> = serde_json::from_slice(&bytes).ok();
+    let headers: serde_json::Map<String, Value> = parts
+        .headers
+        .iter()
+        .filter(|(k, _)| *k != header::AUTHORIZATION)
+        .map(|(k, v)| (k.to_string(), json!(v.to_str().unwrap_or(""))))
+        .collect();
+    seen.lock().expect("lock").push(Echoed {
+        method: parts.method.to_string(),
+        target: parts.uri.to_string(),
+        authorization: parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        body: body.clone(),
+    });
+    axum::Json(json!({
+        "method": parts.method.as_str(),
+        "path": parts.uri.path(),
+        "query": parts.uri.query(),
+        "headers": headers,
+        "body": body,
+    }))
+    .into_response()
+}
+
+/// Start the echo provider on 127.0.0.1 (an ephemeral port) in this process.
+pub async fn start_echo_provider() -> EchoProvider {
+    let seen: Arc<Mutex<Vec<Echoed>>> = Arc::default();
+    let app = Router::new().fallback(any(echo)).with_state(seen.clone());
+    EchoProvider {
+        port: serve(app).await,
+        seen,
+    }
 }

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod approvals;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -496,6 +498,20 @@ pub async fn program(client: &Client, code: &str) -> (Value, bool) {
 }
 
 /// The Python SDK server as a stdio connector with this id.
+/// Run a program that must succeed; its `result`.
+pub async fn program_ok(client: &Client, code: &str) -> Value {
+    let (v, err) = program(client, code).await;
+    assert!(!err, "program failed: {v:#}\n{code}");
+    v["result"].clone()
+}
+
+/// Run a program that must fail; its `error`.
+pub async fn program_fails(client: &Client, code: &str) -> Value {
+    let (v, err) = program(client, code).await;
+    assert!(err, "program should fail: {v:#}\n{code}");
+    v["error"].clone()
+}
+
 pub fn python_connector(id: &str) -> String {
     format!(
         "[[connector]]\nid = {}\ncommand = {}\nargs = [{}, \"stdio\"]\n",

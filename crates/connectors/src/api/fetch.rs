@@ -6,8 +6,9 @@
 //!   travels to another origin.
 //! - Requests to loopback, private, link-local, metadata and other special
 //!   addresses are refused on the **resolved** address: a custom resolver
-//!   checks what a name resolves to, and the connection is made to exactly
-//!   those checked addresses (no second lookup to rebind). IP-literal hosts,
+//!   ([`GuardedResolver`], shared with the downstream OAuth client) checks
+//!   what a name resolves to, and the connection is made to exactly those
+//!   checked addresses (no second lookup to rebind). IP-literal hosts,
 //!   which skip the resolver, are checked before sending. A connector with
 //!   `allow_private_network = true` lifts this for itself only.
 //! - No proxy from the environment is used (a proxy would resolve the name
@@ -146,6 +147,38 @@ fn classify_v6(ip: Ipv6Addr) -> Option<Forbidden> {
     None
 }
 
+/// How close to the gateway an address leads, from far to near. A guard
+/// allows addresses up to a limit; `Never` is beyond every limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reach {
+    /// The internet.
+    Public,
+    /// A private network: RFC 1918, shared address space (RFC 6598), IPv6
+    /// unique-local.
+    Private,
+    /// This host.
+    Loopback,
+    /// Nowhere a request should go, whatever the connector: cloud metadata
+    /// services, link-local, unspecified, multicast, broadcast and reserved
+    /// ranges (IPv6 forms that embed an IPv4 address judged by it).
+    Never,
+}
+
+/// Where `ip` leads, by [`classify`].
+pub fn reach(ip: IpAddr) -> Reach {
+    match classify(ip) {
+        None => Reach::Public,
+        Some(Forbidden::Private | Forbidden::SharedAddressSpace) => Reach::Private,
+        Some(Forbidden::Loopback) => Reach::Loopback,
+        Some(_) => Reach::Never,
+    }
+}
+
+/// May a client limited to `limit` go to an address that reaches `target`?
+pub fn within(target: Reach, limit: Reach) -> bool {
+    target != Reach::Never && target <= limit
+}
+
 /// A refused destination. Carries the host as configured (not caller text)
 /// and the address it resolved to.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -163,28 +196,61 @@ struct NoAddress {
 }
 
 /// Resolves with the system resolver, then refuses the whole answer when any
-/// address is forbidden (a name that resolves to both a public and a private
-/// address is an attack or a mistake; neither is worth half-trusting).
+/// address leads closer than the limit (a name that resolves to both a
+/// public and a private address is an attack or a mistake; neither is worth
+/// half-trusting). The client connects to exactly the addresses it let
+/// through, so what was checked is what is reached.
 #[derive(Debug, Clone)]
-pub struct GuardedResolver;
+pub struct GuardedResolver {
+    /// How close a host name may lead.
+    names: Reach,
+    /// How close `localhost` may lead: it names this host by definition
+    /// (RFC 6761), so a client that may reach this host by an IP literal
+    /// may reach it by that name too.
+    localhost: Reach,
+}
+
+impl GuardedResolver {
+    /// Public addresses only (an `api` connector without
+    /// `allow_private_network`).
+    pub fn public() -> GuardedResolver {
+        GuardedResolver {
+            names: Reach::Public,
+            localhost: Reach::Public,
+        }
+    }
+
+    /// Names may lead up to `names`, `localhost` up to `localhost`.
+    pub fn with_limits(names: Reach, localhost: Reach) -> GuardedResolver {
+        GuardedResolver { names, localhost }
+    }
+}
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        Box::pin(resolve_checked(name.as_str().to_owned()))
+        let host = name.as_str().to_owned();
+        let limit = if host.eq_ignore_ascii_case("localhost") {
+            self.localhost
+        } else {
+            self.names
+        };
+        Box::pin(resolve_checked(host, limit))
     }
 }
 
-async fn resolve_checked(host: String) -> Result<Addrs, BoxError> {
+async fn resolve_checked(host: String, limit: Reach) -> Result<Addrs, BoxError> {
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
     if addrs.is_empty() {
         return Err(Box::new(NoAddress { host }));
     }
-    if let Some((ip, class)) = addrs
-        .iter()
-        .find_map(|a| classify(a.ip()).map(|c| (a.ip(), c)))
-    {
+    if let Some((ip, class)) = addrs.iter().find_map(|a| {
+        let ip = a.ip();
+        classify(ip)
+            .filter(|_| !within(reach(ip), limit))
+            .map(|c| (ip, c))
+    }) {
         return Err(Box::new(AddressRefused { host, ip, class }));
     }
     Ok(Box::new(addrs.into_iter()))
@@ -254,7 +320,7 @@ impl GuardedFetch {
             .pool_idle_timeout(Duration::from_secs(60))
             .user_agent(concat!("connecta/", env!("CARGO_PKG_VERSION")));
         if !allow_private {
-            builder = builder.dns_resolver(Arc::new(GuardedResolver));
+            builder = builder.dns_resolver(Arc::new(GuardedResolver::public()));
         }
         let client = builder
             .build()
@@ -486,7 +552,7 @@ mod tests {
     #[tokio::test]
     async fn the_resolver_refuses_a_name_that_resolves_to_loopback() {
         let name: Name = "localhost".parse().expect("a name");
-        let err = match GuardedResolver.resolve(name).await {
+        let err = match GuardedResolver::public().resolve(name).await {
             Ok(_) => panic!("localhost must be refused"),
             Err(e) => e,
         };

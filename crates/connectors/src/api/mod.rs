@@ -1,4 +1,6 @@
-//! `api` connectors: tools declared by hand over a plain HTTP API.
+//! `api` connectors: tools declared by hand over a plain HTTP API, and
+//! `openapi` connectors, whose operations the config loader lowered to the
+//! same tool declarations (so both take this one call path).
 //!
 //! A call renders the arguments into a request ([`request`]), adds static
 //! headers (connector, then tool), then header arguments, then the vault
@@ -24,7 +26,7 @@ use connecta_core::catalog::{Schema, ToolDef};
 use connecta_core::config::{ApiConfig, ApiTool, HttpMethod, Projection};
 use connecta_core::error::{ErrorCode, ToolError, clamp_text};
 use connecta_core::policy::Annotations;
-use connecta_core::result::{ToolResult, project_fields, text_block};
+use connecta_core::result::{ToolResult, is_json_media_type, project_fields, text_block};
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use serde_json::{Map, Value};
 
@@ -54,6 +56,8 @@ const RESERVED_HEADERS: &[&str] = &[
 
 pub struct ApiConnector {
     id: String,
+    /// `api`, or `openapi` for tools lowered from an OpenAPI document.
+    kind: &'static str,
     fetch: GuardedFetch,
     /// Static headers of the connector (values are secrets from config).
     headers: HeaderMap,
@@ -146,6 +150,11 @@ impl ApiConnector {
         }
         Ok(ApiConnector {
             id: id.to_owned(),
+            kind: if config.spec.is_some() {
+                "openapi"
+            } else {
+                "api"
+            },
             fetch,
             headers,
             tools,
@@ -317,6 +326,7 @@ fn short(e: &FetchError) -> String {
 fn method(m: HttpMethod) -> Method {
     match m {
         HttpMethod::Get => Method::GET,
+        HttpMethod::Head => Method::HEAD,
         HttpMethod::Post => Method::POST,
         HttpMethod::Put => Method::PUT,
         HttpMethod::Patch => Method::PATCH,
@@ -354,16 +364,7 @@ fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .map(|ct| {
-            let mime = ct
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
-            mime == "application/json" || mime.ends_with("+json")
-        })
-        .unwrap_or(false)
+        .is_some_and(is_json_media_type)
 }
 
 fn parse_body(id: &str, headers: &HeaderMap, body: Vec<u8>) -> Result<Value, ToolError> {
@@ -454,7 +455,7 @@ impl Connector for ApiConnector {
     }
 
     fn kind(&self) -> &'static str {
-        "api"
+        self.kind
     }
 
     async fn start(&self) {}

@@ -3,9 +3,11 @@
 //! body and header arguments.
 //!
 //! Where an argument goes: named in the path template → the path; listed in
-//! `query` → the query; listed in `body` → the JSON body; listed in
-//! `header_args` → that header. Any other argument goes to the query for
-//! GET and DELETE and to the JSON body for POST, PUT and PATCH.
+//! `query` → the query; listed in `body` → the JSON body; named by
+//! `body_arg` → the whole JSON body; listed in `header_args` → that header.
+//! Any other argument goes to the query for GET, HEAD and DELETE (and when
+//! `body_arg` carries the body) and to the JSON body for POST, PUT and
+//! PATCH.
 //!
 //! Every refusal is `invalid_args` naming the argument, never its value.
 
@@ -80,10 +82,15 @@ pub(crate) fn render(tool: &ApiTool, args: &Map<String, Value>) -> Result<Render
         })?;
         out.headers.push((name, value));
     }
-    let to_body = matches!(
-        tool.method,
-        HttpMethod::Post | HttpMethod::Put | HttpMethod::Patch
-    );
+    if let Some(arg) = &tool.body_arg {
+        used.push(arg);
+        out.body = args.get(arg).cloned();
+    }
+    let to_body = tool.body_arg.is_none()
+        && matches!(
+            tool.method,
+            HttpMethod::Post | HttpMethod::Put | HttpMethod::Patch
+        );
     for (name, v) in args {
         if used.contains(&name.as_str()) {
             continue;
@@ -94,7 +101,7 @@ pub(crate) fn render(tool: &ApiTool, args: &Map<String, Value>) -> Result<Render
             push_query(&mut out.query, name, v);
         }
     }
-    if !body.is_empty() || (!tool.body.is_empty() && to_body) {
+    if tool.body_arg.is_none() && (!body.is_empty() || (!tool.body.is_empty() && to_body)) {
         out.body = Some(Value::Object(body));
     }
     Ok(out)
@@ -223,6 +230,7 @@ mod tests {
             path: path.into(),
             query: vec![],
             body: vec![],
+            body_arg: None,
             header_args: vec![],
             headers: vec![],
             input_schema: json!({"type": "object"}),
@@ -312,6 +320,25 @@ mod tests {
                 ("f".into(), "{\"a\":1}".into()),
             ]
         );
+        assert!(r.body.is_none());
+    }
+
+    #[test]
+    fn a_body_argument_is_the_whole_body_and_the_rest_goes_to_the_query() {
+        let mut t = tool(HttpMethod::Post, "/users/batch");
+        t.body_arg = Some("body".into());
+        let r = render(
+            &t,
+            &args(json!({"body": [{"n": 1}, {"n": 2}], "dry": true})),
+        )
+        .expect("ok");
+        assert_eq!(r.body, Some(json!([{"n": 1}, {"n": 2}])));
+        assert_eq!(r.query, vec![("dry".into(), "true".into())]);
+        let r = render(&t, &args(json!({}))).expect("ok");
+        assert_eq!(r.body, None, "an optional body left out is not sent");
+        let t = tool(HttpMethod::Head, "/ping");
+        let r = render(&t, &args(json!({"a": 1}))).expect("ok");
+        assert_eq!(r.query, vec![("a".into(), "1".into())]);
         assert!(r.body.is_none());
     }
 

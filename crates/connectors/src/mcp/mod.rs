@@ -49,6 +49,9 @@ pub struct McpOptions {
     pub max_http_requests: usize,
     /// The largest JSON response accepted from the downstream.
     pub max_response_bytes: usize,
+    /// Paths a stdio child must not reach: the gateway's data directory
+    /// and vault key file.
+    pub hidden_paths: Vec<std::path::PathBuf>,
 }
 
 impl Default for McpOptions {
@@ -61,6 +64,7 @@ impl Default for McpOptions {
             connect_timeout: Duration::from_secs(30),
             max_http_requests: 256,
             max_response_bytes: 64 * 1024 * 1024,
+            hidden_paths: Vec::new(),
         }
     }
 }
@@ -154,6 +158,7 @@ impl McpConnector {
         credential: Option<CredentialBinding>,
     ) -> McpConnector {
         let (session, _) = watch::channel(None);
+        let hidden = options.hidden_paths.clone();
         let shared = Arc::new(Shared {
             id: id.to_owned(),
             options,
@@ -185,6 +190,7 @@ impl McpConnector {
                     args,
                     env,
                     cwd,
+                    hidden,
                 },
             )),
         };

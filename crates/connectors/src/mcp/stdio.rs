@@ -22,8 +22,13 @@ use connecta_core::error::{ErrorCode, MAX_ECHO_BYTES, ToolError, clamp_text};
 use connecta_core::secret::Secret;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use rmcp::RoleClient;
+use rmcp::model::{JsonRpcMessage, RequestId};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::async_rw::TransportAdapterAsyncRW;
+use rmcp::transport::{IntoTransport, Transport};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -72,6 +77,9 @@ pub(crate) struct ChildSpec {
     pub(crate) args: Vec<String>,
     pub(crate) env: Vec<(String, Secret)>,
     pub(crate) cwd: Option<String>,
+    /// Paths the child must not reach (the gateway's data directory and
+    /// vault key file); see `process::hide_paths`.
+    pub(crate) hidden: Vec<PathBuf>,
 }
 
 /// The supervisor is waiting out a backoff: the last attempt failed (or the
@@ -272,7 +280,7 @@ async fn run_once(shared: &Arc<Shared>, spec: &ChildSpec) -> RunEnd {
     let ct = CancellationToken::new();
     let handshake = rmcp::service::serve_client_with_lifecycle_and_ct(
         shared.client(),
-        (stdout, stdin),
+        HandshakeGuard::over(stdout, stdin),
         lifecycle(shared.options.handshake),
         ct.clone(),
     );
@@ -313,6 +321,74 @@ async fn run_once(shared: &Arc<Shared>, spec: &ChildSpec) -> RunEnd {
     ct.cancel();
     stop_child(&mut child, pid).await;
     end
+}
+
+/// The child's stdio as the client's transport, except that until the
+/// handshake is answered it drops responses to requests the client never
+/// sent: the MCP library takes the first response it reads for the
+/// handshake's answer, so one stray line (a wrapper's leftover, a stale
+/// reply) failed every start of the child. Afterwards the session ignores
+/// such responses itself.
+struct HandshakeGuard<T> {
+    inner: T,
+    /// Ids of the requests sent so far.
+    asked: Vec<RequestId>,
+    answered: bool,
+}
+
+impl HandshakeGuard<()> {
+    fn over(
+        stdout: ChildStdout,
+        stdin: ChildStdin,
+    ) -> HandshakeGuard<impl Transport<RoleClient, Error = std::io::Error>> {
+        HandshakeGuard {
+            inner: IntoTransport::<RoleClient, _, TransportAdapterAsyncRW>::into_transport((
+                stdout, stdin,
+            )),
+            asked: Vec::new(),
+            answered: false,
+        }
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for HandshakeGuard<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let (false, JsonRpcMessage::Request(r)) = (self.answered, &item) {
+            self.asked.push(r.id.clone());
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let message = self.inner.receive().await?;
+            let id = match &message {
+                _ if self.answered => None,
+                JsonRpcMessage::Response(r) => Some(&r.id),
+                JsonRpcMessage::Error(e) => e.id.as_ref(),
+                _ => None,
+            };
+            let Some(id) = id else {
+                return Some(message);
+            };
+            // Numbers may come back as their decimal text.
+            if !self.asked.iter().any(|a| a.to_string() == id.to_string()) {
+                tracing::warn!(%id, "ignored a response to no request before the handshake's answer");
+                continue;
+            }
+            self.answered = matches!(message, JsonRpcMessage::Response(_));
+            return Some(message);
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
 }
 
 fn describe_exit(status: std::io::Result<std::process::ExitStatus>) -> String {
@@ -393,6 +469,7 @@ fn spawn_child(spec: &ChildSpec) -> std::io::Result<Child> {
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
+    crate::process::hide_paths(&mut cmd, &spec.hidden)?;
     crate::process::die_with_parent(&mut cmd);
     cmd.spawn()
 }

@@ -31,12 +31,78 @@ impl<F: Fn(&str) -> Option<String>> Env for F {
     }
 }
 
+/// Where the files a config names (an `openapi` connector's `spec`) are read.
+/// The binary reads them relative to the config file's directory; tests pass
+/// a map. `Err` is a message for the person fixing the config ("no such
+/// file").
+pub trait SpecFiles {
+    fn read(&self, path: &str) -> Result<String, String>;
+}
+
+impl SpecFiles for HashMap<String, String> {
+    fn read(&self, path: &str) -> Result<String, String> {
+        self.get(path)
+            .cloned()
+            .ok_or_else(|| "no such file".to_owned())
+    }
+}
+
+/// For callers that read no files: a config naming one is an error.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSpecFiles;
+
+impl SpecFiles for NoSpecFiles {
+    fn read(&self, _path: &str) -> Result<String, String> {
+        Err("files cannot be read here".to_owned())
+    }
+}
+
 /// How many independent problems one pass reports before giving up.
 const MAX_DIAGNOSTICS: usize = 50;
 
+/// What of the file a command reads, so the `${ENV}` references it does
+/// not read need not be set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// `serve` and `check`: everything.
+    Everything,
+    /// Management commands that open the store (and the vault key) only:
+    /// `[server]` but `data_dir`, `[auth]`, `[operator]` and the connectors
+    /// are not read.
+    Store,
+    /// `credential`: the store, and the connectors without the values they
+    /// send (`headers`, `env`, a tool's `headers`, `oauth.client_secret`),
+    /// except the connector `whole` names, which is read entirely.
+    Credentials { whole: Option<&'a str> },
+}
+
 /// Parse, interpolate, validate and lower a config file's text. `file` is the
-/// label used in diagnostics (normally the path as given).
+/// label used in diagnostics (normally the path as given). A config that
+/// names a file (an `openapi` connector's `spec`) needs
+/// [`parse_config_with_files`].
 pub fn parse_config(text: &str, file: &str, env: &dyn Env) -> Result<Config, ConfigError> {
+    parse_config_for(text, file, env, Scope::Everything, &NoSpecFiles)
+}
+
+/// [`parse_config`], reading the files the config names through `files`.
+pub fn parse_config_with_files(
+    text: &str,
+    file: &str,
+    env: &dyn Env,
+    files: &dyn SpecFiles,
+) -> Result<Config, ConfigError> {
+    parse_config_for(text, file, env, Scope::Everything, files)
+}
+
+/// [`parse_config_with_files`] reading only what `scope` needs: what it
+/// leaves out is neither interpolated nor checked (and takes its default).
+pub fn parse_config_for(
+    text: &str,
+    file: &str,
+    env: &dyn Env,
+    scope: Scope<'_>,
+    files: &dyn SpecFiles,
+) -> Result<Config, ConfigError> {
     let mut sink = Sink::new(text);
     let fail = |sink: Sink<'_>| ConfigError {
         file: file.to_owned(),
@@ -50,6 +116,7 @@ pub fn parse_config(text: &str, file: &str, env: &dyn Env) -> Result<Config, Con
             return Err(fail(sink));
         }
     };
+    prune(table.get_mut(), scope);
     interpolate_table(table.get_mut(), env, &mut sink);
 
     let mut removed: Vec<String> = Vec::new();
@@ -89,10 +156,74 @@ pub fn parse_config(text: &str, file: &str, env: &dyn Env) -> Result<Config, Con
     let Some(raw) = raw else {
         return Err(fail(sink));
     };
-    let config = lower::lower(raw, &mut sink);
+    let config = lower::lower(raw, files, &mut sink);
     match config {
         Some(config) if sink.is_empty() => Ok(config),
         _ => Err(fail(sink)),
+    }
+}
+
+/// Drop what `scope` does not read, before anything is interpolated.
+fn prune(table: &mut DeTable<'_>, scope: Scope<'_>) {
+    let whole = match scope {
+        Scope::Everything => return,
+        Scope::Store => {
+            table.remove("connector");
+            None
+        }
+        Scope::Credentials { whole } => whole,
+    };
+    table.remove("auth");
+    table.remove("operator");
+    if let Some(server) = table.get_mut("server")
+        && let DeValue::Table(server) = server.get_mut()
+    {
+        retain(server, |k| k == "data_dir");
+    }
+    let Some(connectors) = table.get_mut("connector") else {
+        return;
+    };
+    let DeValue::Array(connectors) = connectors.get_mut() else {
+        return;
+    };
+    for connector in connectors.iter_mut() {
+        let DeValue::Table(c) = connector.get_mut() else {
+            continue;
+        };
+        let id = c.get("id").and_then(|v| match v.get_ref() {
+            DeValue::String(s) => Some(s.to_string()),
+            _ => None,
+        });
+        if whole.is_some() && id.as_deref() == whole {
+            continue;
+        }
+        c.remove("headers");
+        c.remove("env");
+        if let Some(oauth) = c.get_mut("oauth")
+            && let DeValue::Table(oauth) = oauth.get_mut()
+        {
+            oauth.remove("client_secret");
+        }
+        if let Some(tools) = c.get_mut("tool")
+            && let DeValue::Array(tools) = tools.get_mut()
+        {
+            for tool in tools.iter_mut() {
+                if let DeValue::Table(tool) = tool.get_mut() {
+                    tool.remove("headers");
+                }
+            }
+        }
+    }
+}
+
+fn retain(table: &mut DeTable<'_>, keep: impl Fn(&str) -> bool) {
+    let gone: Vec<String> = table
+        .iter()
+        .map(|(k, _)| k.get_ref().to_string())
+        .filter(|k| !keep(k))
+        .collect();
+    for k in gone {
+        table.remove(k.as_str());
     }
 }
 

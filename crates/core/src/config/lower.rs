@@ -19,7 +19,11 @@ const MAX_RETENTION_DAYS: u64 = 36_500;
 /// The longest an `ask` approval question may wait for an answer: a day.
 const MAX_APPROVAL_TIMEOUT_MS: u64 = 86_400_000;
 
-pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
+pub(crate) fn lower(
+    raw: RawConfig,
+    files: &dyn super::SpecFiles,
+    sink: &mut Sink<'_>,
+) -> Option<Config> {
     let mut warnings = Vec::new();
     let server = lower_server(raw.server, sink);
     let log = lower_log(raw.log, sink);
@@ -48,6 +52,12 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
             .as_ref()
             .and_then(|p| approval_policy(p, sink))
             .unwrap_or(ApprovalPolicy::Host),
+        approvers: raw
+            .approvals
+            .approvers
+            .as_ref()
+            .and_then(|a| approvers(a, sink))
+            .unwrap_or(Approvers::OperatorOrClient),
         timeout: Duration::from_millis(match &raw.approvals.timeout_ms {
             Some(v) if !(1_000..=MAX_APPROVAL_TIMEOUT_MS).contains(v.get_ref()) => {
                 sink.at(
@@ -92,7 +102,7 @@ pub(crate) fn lower(raw: RawConfig, sink: &mut Sink<'_>) -> Option<Config> {
     let mut seen: HashMap<String, ()> = HashMap::new();
     for rc in raw.connector {
         let span = rc.span();
-        if let Some(c) = lower_connector(rc.into_inner(), &limits, span.clone(), sink) {
+        if let Some(c) = lower_connector(rc.into_inner(), &limits, span.clone(), files, sink) {
             if seen.insert(c.id.clone(), ()).is_some() {
                 // Reported where the second declaration is.
                 sink.at(span, format!("connector id \"{}\" is declared twice", c.id));
@@ -203,11 +213,8 @@ fn lower_server(raw: RawServer, sink: &mut Sink<'_>) -> ServerConfig {
     let public_url = match &raw.public_url {
         Some(u) => {
             let s = u.get_ref().trim_end_matches('/').to_owned();
-            if !(s.starts_with("http://") || s.starts_with("https://")) {
-                sink.at(
-                    u.span(),
-                    "server.public_url must start with http:// or https://",
-                );
+            if let Some(problem) = http_url_problem(&s) {
+                sink.at(u.span(), format!("server.public_url {problem}"));
             }
             s
         }
@@ -259,6 +266,30 @@ fn lower_server(raw: RawServer, sink: &mut Sink<'_>) -> ServerConfig {
             d::MAX_REQUEST_BYTES,
             sink,
         ) as usize,
+        request_header_timeout: Duration::from_millis(opt_positive(
+            &raw.request_header_timeout_ms,
+            "server.request_header_timeout_ms",
+            d::REQUEST_HEADER_TIMEOUT_MS,
+            sink,
+        )),
+        request_body_timeout: Duration::from_millis(opt_positive(
+            &raw.request_body_timeout_ms,
+            "server.request_body_timeout_ms",
+            d::REQUEST_BODY_TIMEOUT_MS,
+            sink,
+        )),
+        max_batch_messages: opt_positive(
+            &raw.max_batch_messages,
+            "server.max_batch_messages",
+            d::MAX_BATCH_MESSAGES,
+            sink,
+        ) as usize,
+        max_batch_answer_bytes: opt_positive(
+            &raw.max_batch_answer_bytes,
+            "server.max_batch_answer_bytes",
+            d::MAX_BATCH_ANSWER_BYTES,
+            sink,
+        ) as usize,
     }
 }
 
@@ -297,6 +328,20 @@ fn display_host(addr: SocketAddr) -> String {
         format!("localhost:{}", addr.port())
     } else {
         addr.to_string()
+    }
+}
+
+/// Why `text` is not an http(s) URL with a host the gateway can reach
+/// (`http://`, a port over 65535, a space in the host…), or `None`. The
+/// reason never quotes the value, which may carry a secret.
+fn http_url_problem(text: &str) -> Option<String> {
+    match url::Url::parse(text) {
+        Err(e) => Some(format!("is not a valid URL ({e})")),
+        Ok(u) if !matches!(u.scheme(), "http" | "https") => {
+            Some("must start with http:// or https://".into())
+        }
+        Ok(u) if u.host_str().is_none_or(str::is_empty) => Some("has no host".into()),
+        Ok(_) => None,
     }
 }
 
@@ -438,6 +483,10 @@ fn lower_oauth(raw: Spanned<RawOAuth>, sink: &mut Sink<'_>) -> Option<OAuthConfi
     // Kept exactly as written: `iss` is compared with the issuer as is.
     let url = |v: &Spanned<String>, key: &str, sink: &mut Sink<'_>| -> Option<String> {
         let text = v.get_ref().clone();
+        if let Some(problem) = http_url_problem(&text) {
+            sink.at(v.span(), format!("auth.oauth.{key} {problem}"));
+            return None;
+        }
         let ok = text.starts_with("https://")
             || (text.starts_with("http://") && host_of(&text).is_some_and(is_loopback_host));
         if !ok {
@@ -524,6 +573,18 @@ fn lower_limits(raw: RawLimits, sink: &mut Sink<'_>) -> Limits {
             d::STASH_TTL_SECS,
             sink,
         )),
+        stash_caller_quota_bytes: opt_positive(
+            &raw.stash_caller_quota_bytes,
+            "limits.stash_caller_quota_bytes",
+            d::STASH_CALLER_QUOTA_BYTES,
+            sink,
+        ),
+        stash_total_quota_bytes: opt_positive(
+            &raw.stash_total_quota_bytes,
+            "limits.stash_total_quota_bytes",
+            d::STASH_TOTAL_QUOTA_BYTES,
+            sink,
+        ),
         max_retry_after: Duration::from_millis(
             raw.max_retry_after_ms.unwrap_or(d::MAX_RETRY_AFTER_MS),
         ),
@@ -621,9 +682,48 @@ fn approval_policy(p: &Spanned<String>, sink: &mut Sink<'_>) -> Option<ApprovalP
     }
 }
 
+/// `approvers`: `["operator"]`, or `["operator", "client"]` in any order.
+fn approvers(a: &Spanned<Vec<String>>, sink: &mut Sink<'_>) -> Option<Approvers> {
+    let mut client = false;
+    let mut operator = false;
+    for who in a.get_ref() {
+        match who.as_str() {
+            "operator" => operator = true,
+            "client" => client = true,
+            other => {
+                sink.at(
+                    a.span(),
+                    format!(
+                        "approvers may name \"operator\" and \"client\", not \"{}\"",
+                        crate::error::clamp_text(other, 64)
+                    ),
+                );
+                return None;
+            }
+        }
+    }
+    if !operator {
+        sink.at(
+            a.span(),
+            "approvers must include \"operator\": an operator can always answer from the UI or the CLI",
+        );
+        return None;
+    }
+    Some(if client {
+        Approvers::OperatorOrClient
+    } else {
+        Approvers::Operator
+    })
+}
+
 /// Keys that belong to one connector kind only; present on another kind they
 /// are an error, not silently ignored.
-fn reject_foreign<T>(field: &Option<Spanned<T>>, key: &str, kind: &str, sink: &mut Sink<'_>) {
+pub(super) fn reject_foreign<T>(
+    field: &Option<Spanned<T>>,
+    key: &str,
+    kind: &str,
+    sink: &mut Sink<'_>,
+) {
     if let Some(f) = field {
         sink.at(
             f.span(),
@@ -636,6 +736,7 @@ fn lower_connector(
     raw: RawConnector,
     limits: &Limits,
     span: std::ops::Range<usize>,
+    files: &dyn super::SpecFiles,
     sink: &mut Sink<'_>,
 ) -> Option<ConnectorConfig> {
     let Some(id) = &raw.id else {
@@ -666,16 +767,27 @@ fn lower_connector(
     let kind = match kind_name {
         "mcp" => lower_mcp(&raw, &id_s, span.clone(), sink),
         "api" => lower_api(&raw, &id_s, span.clone(), sink),
+        "openapi" => super::openapi::lower(&raw, &id_s, span.clone(), files, sink),
         other => {
             let s = raw.kind.as_ref().map_or(span.clone(), Spanned::span);
             sink.at(
                 s,
-                format!("connector kind \"{other}\" must be \"mcp\" or \"api\""),
+                format!("connector kind \"{other}\" must be \"mcp\", \"api\" or \"openapi\""),
             );
             None
         }
     };
     let is_api = kind_name == "api";
+    // An openapi connector's include/exclude were applied to the document's
+    // operations (by tool name or operationId) as they were lowered.
+    let (include_tools, exclude_tools) = if kind_name == "openapi" {
+        (Vec::new(), Vec::new())
+    } else {
+        (
+            raw.include_tools.clone().unwrap_or_default(),
+            raw.exclude_tools.clone().unwrap_or_default(),
+        )
+    };
     let raw_overrides = raw.overrides.unwrap_or_default();
     // An api tool's classification is declared with it (`read_only`), never
     // inferred: a second place to change it would be a second truth.
@@ -767,6 +879,7 @@ fn lower_connector(
         .and_then(|m| positive(m, "max_concurrency", sink))
         .map(|m| m as usize);
     let approval = raw.approval.as_ref().and_then(|p| approval_policy(p, sink));
+    let approvers = raw.approvers.as_ref().and_then(|a| approvers(a, sink));
     let kind = kind.filter(|_| id_ok)?;
     Some(ConnectorConfig {
         id: id_s,
@@ -776,14 +889,15 @@ fn lower_connector(
         result_cap_bytes,
         catalog_ttl: Duration::from_secs(raw.catalog_ttl_secs.unwrap_or(d::CATALOG_TTL_SECS)),
         catalog_stale: Duration::from_secs(raw.catalog_stale_secs.unwrap_or(d::CATALOG_STALE_SECS)),
-        include_tools: raw.include_tools.unwrap_or_default(),
-        exclude_tools: raw.exclude_tools.unwrap_or_default(),
+        include_tools,
+        exclude_tools,
         overrides,
         guide,
         search_terms,
         max_concurrency,
         rate_limit,
         approval,
+        approvers,
         credential,
         oauth,
     })
@@ -860,7 +974,10 @@ fn lower_connector_oauth(
         let has_host = host_of(text).is_some_and(|h| !h.is_empty());
         let loopback_http =
             text.starts_with("http://") && host_of(text).is_some_and(is_loopback_host);
-        if !has_host || !(text.starts_with("https://") || loopback_http) {
+        if let Some(problem) = http_url_problem(text) {
+            sink.at(a.span(), format!("oauth.authorization_server {problem}"));
+            ok = false;
+        } else if !has_host || !(text.starts_with("https://") || loopback_http) {
             sink.at(
                 a.span(),
                 "oauth.authorization_server must be an https:// URL (http:// only on a loopback host)",
@@ -876,6 +993,7 @@ fn lower_connector_oauth(
             .as_ref()
             .map(|s| Secret::new(s.get_ref().clone())),
         authorization_server: o.authorization_server.as_ref().map(|a| a.get_ref().clone()),
+        allow_private_network: o.allow_private_network.unwrap_or(false),
     })
 }
 
@@ -1063,6 +1181,9 @@ fn lower_mcp(
         );
     }
     reject_foreign(&raw.test, "test", "mcp", sink);
+    reject_foreign(&raw.spec, "spec", "mcp", sink);
+    reject_foreign(&raw.include_tags, "include_tags", "mcp", sink);
+    reject_foreign(&raw.exclude_tags, "exclude_tags", "mcp", sink);
     reject_foreign(&raw.max_response_bytes, "max_response_bytes", "mcp", sink);
     reject_foreign(&raw.max_request_bytes, "max_request_bytes", "mcp", sink);
     if raw.allow_private_network.is_some() {
@@ -1074,8 +1195,8 @@ fn lower_mcp(
     let transport = match (&raw.url, &raw.command) {
         (Some(url), None) => {
             let u = url.get_ref();
-            if !(u.starts_with("http://") || u.starts_with("https://")) {
-                sink.at(url.span(), "url must start with http:// or https://");
+            if let Some(problem) = http_url_problem(u) {
+                sink.at(url.span(), format!("connector \"{id}\": `url` {problem}"));
                 return None;
             }
             for (present, key) in [
@@ -1271,17 +1392,10 @@ fn lower_api(
     span: std::ops::Range<usize>,
     sink: &mut Sink<'_>,
 ) -> Option<ConnectorKind> {
-    reject_foreign(&raw.url, "url", "api (use base_url)", sink);
-    reject_foreign(&raw.command, "command", "api", sink);
-    reject_foreign(&raw.start, "start", "api", sink);
-    reject_foreign(&raw.handshake, "handshake", "api", sink);
-    reject_foreign(&raw.restart_backoff_ms, "restart_backoff_ms", "api", sink);
-    if raw.args.is_some() || raw.env.is_some() || raw.cwd.is_some() {
-        sink.at(
-            span.clone(),
-            "`args`, `env` and `cwd` apply only to stdio mcp connectors",
-        );
-    }
+    reject_non_http(raw, "api", span.clone(), sink);
+    reject_foreign(&raw.spec, "spec", "api (use kind = \"openapi\")", sink);
+    reject_foreign(&raw.include_tags, "include_tags", "api", sink);
+    reject_foreign(&raw.exclude_tags, "exclude_tags", "api", sink);
     let Some(base) = &raw.base_url else {
         sink.at(
             span,
@@ -1289,16 +1403,6 @@ fn lower_api(
         );
         return None;
     };
-    let base_url = base.get_ref().trim_end_matches('/').to_owned();
-    // A bad base_url is reported and the tools are still checked.
-    let base_ok = (base_url.starts_with("http://") || base_url.starts_with("https://"))
-        && !base_url.contains(['?', '#']);
-    if !base_ok {
-        sink.at(
-            base.span(),
-            "base_url must be an http(s) URL without query or fragment",
-        );
-    }
     let mut tools = Vec::new();
     let mut names = HashMap::new();
     for t in raw.tool.as_deref().unwrap_or_default() {
@@ -1319,9 +1423,60 @@ fn lower_api(
             format!("connector \"{id}\" declares no [[connector.tool]]"),
         );
     }
+    finish_api(raw, id, base, tools, None, sink).map(ConnectorKind::Api)
+}
+
+/// Keys of stdio and streamable-HTTP mcp connectors, refused on the HTTP
+/// API kinds (`api`, `openapi`).
+pub(super) fn reject_non_http(
+    raw: &RawConnector,
+    kind: &str,
+    span: std::ops::Range<usize>,
+    sink: &mut Sink<'_>,
+) {
+    reject_foreign(&raw.url, "url", &format!("{kind} (use base_url)"), sink);
+    reject_foreign(&raw.command, "command", kind, sink);
+    reject_foreign(&raw.start, "start", kind, sink);
+    reject_foreign(&raw.handshake, "handshake", kind, sink);
+    reject_foreign(&raw.restart_backoff_ms, "restart_backoff_ms", kind, sink);
+    if raw.args.is_some() || raw.env.is_some() || raw.cwd.is_some() {
+        sink.at(
+            span,
+            "`args`, `env` and `cwd` apply only to stdio mcp connectors",
+        );
+    }
+}
+
+/// What `api` and `openapi` connectors share once their tools are known:
+/// the base URL, `[connector.test]`, headers and size limits.
+pub(super) fn finish_api(
+    raw: &RawConnector,
+    id: &str,
+    base: &Spanned<String>,
+    tools: Vec<ApiTool>,
+    spec: Option<String>,
+    sink: &mut Sink<'_>,
+) -> Option<ApiConfig> {
+    let base_url = base.get_ref().trim_end_matches('/').to_owned();
+    // A bad base_url is reported and the rest is still checked.
+    let problem = http_url_problem(&base_url).or_else(|| {
+        let u = url::Url::parse(&base_url).ok()?;
+        let extra = u.query().is_some()
+            || u.fragment().is_some()
+            || !u.username().is_empty()
+            || u.password().is_some();
+        extra.then(|| "must have no query, fragment or user info".to_owned())
+    });
+    let base_ok = problem.is_none();
+    if let Some(problem) = problem {
+        sink.at(
+            base.span(),
+            format!("connector \"{id}\": `base_url` {problem}"),
+        );
+    }
     let test = raw.test.as_ref().and_then(|t| {
         let v = t.get_ref();
-        if !names.contains_key(&v.tool) {
+        if !tools.iter().any(|tool| tool.name == v.tool) {
             sink.at(
                 t.span(),
                 format!("test.tool \"{}\" is not a tool of this connector", v.tool),
@@ -1348,7 +1503,8 @@ fn lower_api(
         .as_ref()
         .and_then(|m| positive(m, "max_request_bytes", sink))
         .unwrap_or(d::API_MAX_REQUEST_BYTES) as usize;
-    base_ok.then_some(ConnectorKind::Api(ApiConfig {
+    base_ok.then_some(ApiConfig {
+        spec,
         base_url,
         allow_private_network: raw.allow_private_network.unwrap_or(false),
         headers,
@@ -1356,7 +1512,7 @@ fn lower_api(
         max_request_bytes,
         tools,
         test,
-    }))
+    })
 }
 
 fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiTool> {
@@ -1377,6 +1533,30 @@ fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiToo
     );
     need(raw.path.is_some(), "path", sink);
     need(raw.input_schema.is_some(), "input_schema", sink);
+    // Schemas are compiled here, not first at boot, so a broken one is
+    // reported at its place and together with every other problem.
+    let tool_name = raw.name.as_ref().map_or("?", |n| n.get_ref().as_str());
+    for (key, schema) in [
+        ("input_schema", &raw.input_schema),
+        ("output_schema", &raw.output_schema),
+    ] {
+        let Some(schema) = schema else { continue };
+        let json = toml_to_json(schema.get_ref());
+        if !json.is_object() {
+            continue;
+        }
+        if let Err(e) = jsonschema::validator_for(&json) {
+            sink.at(
+                schema.span(),
+                format!(
+                    "tool \"{}\": {key} does not compile: {}",
+                    crate::error::clamp_text(tool_name, 128),
+                    crate::error::clamp_text(&e.to_string(), 200)
+                ),
+            );
+            ok = false;
+        }
+    }
     // The method and the path are checked even when a key is missing, so
     // one `check` shows every problem of the tool.
     let method = match raw
@@ -1387,6 +1567,7 @@ fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiToo
         None => Some(HttpMethod::Get),
         Some((m, s)) => match m.as_str() {
             "GET" => Some(HttpMethod::Get),
+            "HEAD" => Some(HttpMethod::Head),
             "POST" => Some(HttpMethod::Post),
             "PUT" => Some(HttpMethod::Put),
             "PATCH" => Some(HttpMethod::Patch),
@@ -1394,7 +1575,7 @@ fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiToo
             _ => {
                 sink.at(
                     s,
-                    format!("method \"{m}\" must be GET, POST, PUT, PATCH or DELETE"),
+                    format!("method \"{m}\" must be GET, HEAD, POST, PUT, PATCH or DELETE"),
                 );
                 None
             }
@@ -1514,6 +1695,7 @@ fn lower_api_tool(t: &Spanned<RawApiTool>, sink: &mut Sink<'_>) -> Option<ApiToo
         path: path.get_ref().clone(),
         query,
         body,
+        body_arg: None,
         header_args,
         headers: tool_headers,
         input_schema,

@@ -10,6 +10,9 @@ mod catalog_key;
 mod diagnostics;
 mod load;
 mod lower;
+mod openapi;
+#[cfg(test)]
+mod properties;
 pub mod raw;
 mod starter;
 
@@ -20,7 +23,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use diagnostics::{ConfigError, Diagnostic};
-pub use load::{Env, parse_config};
+pub use load::{
+    Env, NoSpecFiles, Scope, SpecFiles, parse_config, parse_config_for, parse_config_with_files,
+};
 pub use starter::{DEMO_CONNECTOR_ID, STARTER_CONFIG, demo_config};
 
 use crate::policy::Annotations;
@@ -60,6 +65,19 @@ pub struct ServerConfig {
     pub queue_timeout: Duration,
     pub shutdown_grace: Duration,
     pub max_request_bytes: usize,
+    /// How long a client may take to send a request's headers (HTTP/1);
+    /// past it the connection is closed.
+    pub request_header_timeout: Duration,
+    /// How long a client may take to send a request's body. A body is read
+    /// whole before the request asks for an admission slot, so a slow
+    /// client holds a place in the queue for at most this long, never a slot.
+    pub request_body_timeout: Duration,
+    /// Messages one JSON-RPC batch may carry; a longer batch is refused
+    /// before any of it runs.
+    pub max_batch_messages: usize,
+    /// Bytes of answers one batch may gather; past it, the messages not yet
+    /// started are answered with an error instead of being run.
+    pub max_batch_answer_bytes: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +121,11 @@ pub struct Limits {
     pub max_call_timeout: Duration,
     pub result_cap_bytes: usize,
     pub stash_ttl: Duration,
+    /// Bytes of unexpired stashed results one caller may hold; a result
+    /// that would pass it is answered truncated, without a `resultId`.
+    pub stash_caller_quota_bytes: u64,
+    /// Bytes of unexpired stashed results all callers together may hold.
+    pub stash_total_quota_bytes: u64,
     /// Downstream `Retry-After` windows longer than this are declined, never
     /// shortened (contract Y4).
     pub max_retry_after: Duration,
@@ -156,9 +179,21 @@ impl ApprovalPolicy {
     }
 }
 
+/// Who may answer an `ask` question. An operator (UI, CLI) always may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approvers {
+    /// Only an operator: the calling client is never asked, and an answer
+    /// it sends itself is refused.
+    Operator,
+    /// An operator, or the caller's own human through MCP elicitation
+    /// (stdio) or an `input_required` result (2026-07-28 over HTTP).
+    OperatorOrClient,
+}
+
 #[derive(Debug, Clone)]
 pub struct ApprovalsConfig {
     pub policy: ApprovalPolicy,
+    pub approvers: Approvers,
     pub timeout: Duration,
 }
 
@@ -210,6 +245,8 @@ pub struct ConnectorConfig {
     pub max_concurrency: Option<usize>,
     pub rate_limit: Option<RateLimit>,
     pub approval: Option<ApprovalPolicy>,
+    /// Who answers this connector's `ask` questions (else `approvals.approvers`).
+    pub approvers: Option<Approvers>,
     pub credential: Option<CredentialSlot>,
     pub oauth: Option<ConnectorOAuth>,
 }
@@ -228,6 +265,10 @@ pub struct ConnectorOAuth {
     /// The issuer, when the server does not publish protected-resource
     /// metadata.
     pub authorization_server: Option<String>,
+    /// Discovery, registration and token requests may go to private
+    /// networks and this host by name (otherwise only IP literals written
+    /// in `url` or `authorization_server` reach that close).
+    pub allow_private_network: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -280,6 +321,7 @@ impl ConnectorKind {
     pub fn as_str(&self) -> &'static str {
         match self {
             ConnectorKind::Mcp(_) => "mcp",
+            ConnectorKind::Api(a) if a.spec.is_some() => "openapi",
             ConnectorKind::Api(_) => "api",
         }
     }
@@ -346,8 +388,13 @@ pub struct CredentialSlot {
     pub help: Option<String>,
 }
 
+/// An `api` connector, or an `openapi` one: its operations are lowered to
+/// the same [`ApiTool`]s at config load, so both have one call path.
 #[derive(Debug, Clone)]
 pub struct ApiConfig {
+    /// For `kind = "openapi"`: the document the tools came from, as written
+    /// in the config file.
+    pub spec: Option<String>,
     pub base_url: String,
     pub allow_private_network: bool,
     pub headers: Vec<(String, Secret)>,
@@ -361,6 +408,7 @@ pub struct ApiConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HttpMethod {
     Get,
+    Head,
     Post,
     Put,
     Patch,
@@ -371,6 +419,7 @@ impl HttpMethod {
     pub fn as_str(self) -> &'static str {
         match self {
             HttpMethod::Get => "GET",
+            HttpMethod::Head => "HEAD",
             HttpMethod::Post => "POST",
             HttpMethod::Put => "PUT",
             HttpMethod::Patch => "PATCH",
@@ -391,6 +440,10 @@ pub struct ApiTool {
     pub query: Vec<String>,
     /// Arguments sent in the JSON body. Empty for GET/DELETE unless listed.
     pub body: Vec<String>,
+    /// The argument whose value is the whole JSON body (an `openapi`
+    /// operation whose body is not an object of named members). Never set
+    /// together with `body`.
+    pub body_arg: Option<String>,
     /// Argument name → header name.
     pub header_args: Vec<(String, String)>,
     pub headers: Vec<(String, Secret)>,
@@ -420,10 +473,16 @@ pub mod defaults {
     pub const QUEUE_TIMEOUT_MS: u64 = 5_000;
     pub const SHUTDOWN_GRACE_MS: u64 = 10_000;
     pub const MAX_REQUEST_BYTES: u64 = 4 * 1024 * 1024;
+    pub const REQUEST_HEADER_TIMEOUT_MS: u64 = 10_000;
+    pub const REQUEST_BODY_TIMEOUT_MS: u64 = 30_000;
+    pub const MAX_BATCH_MESSAGES: u64 = 100;
+    pub const MAX_BATCH_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
     pub const CALL_TIMEOUT_MS: u64 = 15_000;
     pub const MAX_CALL_TIMEOUT_MS: u64 = 120_000;
     pub const RESULT_CAP_BYTES: u64 = 50_000;
     pub const STASH_TTL_SECS: u64 = 900;
+    pub const STASH_CALLER_QUOTA_BYTES: u64 = 32 * 1024 * 1024;
+    pub const STASH_TOTAL_QUOTA_BYTES: u64 = 256 * 1024 * 1024;
     pub const MAX_RETRY_AFTER_MS: u64 = 10_000;
     pub const ACTIVITY_RETENTION_DAYS: u64 = 30;
     pub const CATALOG_TTL_SECS: u64 = 300;

@@ -65,6 +65,10 @@ pub struct RawServer {
     pub queue_timeout_ms: Option<u64>,
     pub shutdown_grace_ms: Option<u64>,
     pub max_request_bytes: Option<S<u64>>,
+    pub request_header_timeout_ms: Option<S<u64>>,
+    pub request_body_timeout_ms: Option<S<u64>>,
+    pub max_batch_messages: Option<S<u64>>,
+    pub max_batch_answer_bytes: Option<S<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -99,6 +103,8 @@ pub struct RawLimits {
     pub max_call_timeout_ms: Option<S<u64>>,
     pub result_cap_bytes: Option<S<u64>>,
     pub stash_ttl_secs: Option<S<u64>>,
+    pub stash_caller_quota_bytes: Option<S<u64>>,
+    pub stash_total_quota_bytes: Option<S<u64>>,
     pub max_retry_after_ms: Option<u64>,
 }
 
@@ -134,6 +140,7 @@ pub struct RawCode {
 #[serde(deny_unknown_fields)]
 pub struct RawApprovals {
     pub policy: Option<S<String>>,
+    pub approvers: Option<S<Vec<String>>>,
     pub timeout_ms: Option<S<u64>>,
 }
 
@@ -172,6 +179,11 @@ pub struct RawConnector {
     pub tool: Option<Vec<S<RawApiTool>>>,
     pub test: Option<S<RawApiTest>>,
 
+    // openapi (and the api keys above but `tool`)
+    pub spec: Option<S<String>>,
+    pub include_tags: Option<S<Vec<String>>>,
+    pub exclude_tags: Option<S<Vec<String>>>,
+
     // credential slot (vault)
     pub credential: Option<S<RawCredential>>,
     // downstream OAuth (mcp over HTTP)
@@ -192,6 +204,7 @@ pub struct RawConnector {
     pub max_concurrency: Option<S<u64>>,
     pub rate_limit: Option<S<RawRateLimit>>,
     pub approval: Option<S<String>>,
+    pub approvers: Option<S<Vec<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -219,6 +232,7 @@ pub struct RawConnectorOAuth {
     pub client_id: Option<String>,
     pub client_secret: Option<S<String>>,
     pub authorization_server: Option<S<String>>,
+    pub allow_private_network: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -34,6 +34,7 @@ open = true
 # [approvals]
 # policy = "host"                # host: the MCP client asks its human; ask: connecta asks one
 #                                #   (connecta approvals approve ID); never: refuse every destructive call
+# approvers = ["operator", "client"]   # ask: who may answer; ["operator"] never asks the calling client
 # timeout_ms = 120000            # ask: how long a question waits for an answer
 
 # [operator]                     # the web UI at /ui
@@ -94,6 +95,17 @@ guide = "A small in-memory notebook. Search notes before reading them; creating 
 # method = "GET"
 # path = "/forecast/{city}"
 # input_schema = { type = "object", properties = { city = { type = "string" } }, required = ["city"] }
+
+# An HTTP API described by an OpenAPI 3.0/3.1 document (JSON or YAML): its
+# operations are the tools; GET and HEAD are read-only, the rest need approval.
+# [[connector]]
+# id = "github"
+# kind = "openapi"
+# spec = "github.json"              # relative to this file
+# base_url = "https://api.github.com"
+# include_tags = ["issues"]
+# [connector.credential]
+# label = "GitHub token"
 "#;
 
 /// The configuration `connecta serve` runs with no config file: the demo

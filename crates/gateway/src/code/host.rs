@@ -3,9 +3,11 @@
 //! catalog, read-only predicate, argument validation, admission, timeout and
 //! activity as `call_tool`, with `source: "execute_code"` and no retries (Y1).
 //!
-//! Per run it keeps the host-call budget (L4), the typed failures it handed
-//! out (so an escaped failure keeps its type, E1/E6), the emitted blocks (M*),
-//! and the diagnostics aggregates (R7/R8).
+//! Per run it keeps the host-call budget (L4), the emitted blocks (M*), and,
+//! when asked, the diagnostics aggregates (R7/R8). A result is serialized
+//! once, here: its text is what the size bound measures, what diagnostics
+//! count, and what the worker receives. A failure goes to the worker as
+//! typed data ([`TypedFailure`]); nothing is ever read back from its text.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,27 +16,18 @@ use async_trait::async_trait;
 use connecta_core::activity::Source;
 use connecta_core::address::format_address;
 use connecta_core::error::{ErrorCode, ToolError, clamp_text};
-use connecta_core::search::{Source as SearchSource, Surface, describe, parse_describe_args};
-use connecta_sandbox::{BindingHost, HostError};
-use serde_json::{Map, Value, json};
+use connecta_core::search::{DescribeRequest, SearchRequest, Source as SearchSource, describe};
+use connecta_sandbox::{BindingHost, HostError, TypedFailure};
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::{RawValue, to_raw_value};
 
 use super::diagnostics::{Diagnostics, Op};
-use super::envelope::validate_block;
+use super::guest_call::{BatchEntry, GuestCall, decode};
 use crate::call_path::{Boundary, CallSpec, Dispatched};
 use crate::{Gateway, RequestCtx};
 
-/// The dispatcher behind the connector shortcuts (host plumbing, P2).
-pub(crate) const NAMESPACE_DISPATCH: &str = "__callNamespace";
-
-/// The functions of the `connecta` namespace.
-pub(crate) const FUNCTIONS: &[&str] = &[
-    "search",
-    "describe",
-    "call",
-    "batch",
-    "emit",
-    NAMESPACE_DISPATCH,
-];
+pub(crate) use super::guest_call::{FUNCTIONS, NAMESPACE_DISPATCH};
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HostLimits {
@@ -52,13 +45,15 @@ struct Emitted {
     bytes: usize,
 }
 
+type Answer = Result<Box<RawValue>, ToolError>;
+
 pub(crate) struct ProgramHost {
     gateway: Arc<Gateway>,
     ctx: RequestCtx,
     limits: HostLimits,
     calls: Mutex<u32>,
-    failures: Mutex<Vec<ToolError>>,
     emitted: Mutex<Emitted>,
+    /// Only for `execute_code {diagnostics: true}` (R6).
     pub(crate) diagnostics: Option<Mutex<Diagnostics>>,
 }
 
@@ -74,7 +69,6 @@ impl ProgramHost {
             ctx,
             limits,
             calls: Mutex::new(0),
-            failures: Mutex::new(Vec::new()),
             emitted: Mutex::new(Emitted::default()),
             diagnostics: diagnostics.then(|| Mutex::new(Diagnostics::default())),
         }
@@ -95,63 +89,30 @@ impl ProgramHost {
             .len()
     }
 
-    /// The typed failure an escaped error message stands for (E6: exact
-    /// message first, then containment — so a wrapped message keeps its type).
-    pub(crate) fn recognize(&self, message: &str) -> Option<ToolError> {
-        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        let stripped = strip_line_suffix(message);
-        failures
-            .iter()
-            .rev()
-            .find(|f| f.message == message || f.message == stripped)
-            .or_else(|| {
-                failures
-                    .iter()
-                    .rev()
-                    .find(|f| message.contains(f.message.as_str()))
-            })
-            .cloned()
-    }
-
-    fn remember(&self, e: &ToolError) {
-        self.failures
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(e.clone());
-    }
-
-    fn note(&self, op: Op, started: Instant, ok: bool, bytes: usize, d: Option<&Dispatched>) {
+    fn note(&self, op: Op, started: Instant, answer: &Answer, split: Option<(Duration, Duration)>) {
         if let Some(diag) = &self.diagnostics {
+            let bytes = answer.as_ref().map_or(0, |text| text.get().len());
             diag.lock().unwrap_or_else(|p| p.into_inner()).record(
                 op,
                 started.elapsed(),
-                ok,
+                answer.is_ok(),
                 bytes,
-                d.map(|d| (d.catalog_time, d.connector_time)),
+                split,
             );
         }
     }
 
-    fn typed(&self, e: ToolError) -> HostError {
-        self.remember(&e);
-        HostError {
-            message: e.message.clone(),
-            typed: Some(error_details(&e)),
-        }
-    }
-
-    /// Spend one unit of the host-call budget, or refuse (L4: the failure is
-    /// `connector_call_failed` naming the budget; it does not refill).
+    /// Spend one unit of the host-call budget, or refuse (L4: it does not
+    /// refill, so retrying is pointless).
     fn spend(&self) -> Result<(), ToolError> {
         let mut used = self.calls.lock().unwrap_or_else(|p| p.into_inner());
         if *used >= self.limits.host_calls {
-            return Err(ToolError::with_cause(
-                ErrorCode::ConnectorCallFailed,
+            return Err(ToolError::new(
+                ErrorCode::BudgetExceeded,
                 format!(
                     "this program has used its budget of {} tool calls; return what you have, or reduce the calls (connecta.batch counts each entry)",
                     self.limits.host_calls
                 ),
-                false,
             )
             .detail("budget", "host_calls"));
         }
@@ -166,16 +127,16 @@ impl ProgramHost {
     }
 
     /// One call through the gateway's call path, recorded as activity,
-    /// answered by `end`.
+    /// answered by `end`, its value serialized once.
     async fn dispatch_one(
         &self,
-        address: &str,
+        address: String,
         args: Option<Value>,
         end: Instant,
-    ) -> (Result<Value, ToolError>, Option<Dispatched>) {
+    ) -> (Answer, Option<Dispatched>) {
         if let Err(e) = self.spend() {
             // A budget refusal on a real connector is still an event (V1).
-            if let Some(addr) = connecta_core::Address::parse(address)
+            if let Some(addr) = connecta_core::Address::parse(&address)
                 && let Some(h) = self.gateway.connector(addr.connector)
             {
                 self.gateway.record_refusal(
@@ -195,7 +156,6 @@ impl ProgramHost {
         // recorded (L2, V1).
         let gateway = self.gateway.clone();
         let ctx = self.ctx.clone();
-        let address = address.to_owned();
         let limit = self.limits.payload_bytes;
         let deadline = self.limits.call_deadline;
         let task = tokio::spawn(async move {
@@ -211,25 +171,24 @@ impl ProgramHost {
             };
             let mut d = gateway.dispatch(spec, &ctx).await;
             let out = match &d.result {
-                Ok(r) => {
-                    let value = r.unwrap_value();
-                    let size = serde_json::to_string(&value).map_or(0, |s| s.len());
-                    if size > limit {
+                Ok(r) => match to_raw_value(&r.unwrap_value()) {
+                    Ok(text) if text.get().len() <= limit => Ok(text),
+                    Ok(text) => {
                         // L6: names the address the program called.
                         let e = ToolError::with_cause(
                             ErrorCode::ResultProcessingFailed,
                             format!(
-                                "the result of {} is {size} bytes, over the {limit}-byte limit for one call inside a program; ask for less (filters, limits, fields)",
+                                "the result of {} is {} bytes, over the {limit}-byte limit for one call inside a program; ask for less (filters, limits, fields)",
                                 clamp_text(&address, 257),
+                                text.get().len(),
                             ),
                             false,
                         );
                         d.result = Err(e.clone());
                         Err(e)
-                    } else {
-                        Ok(value)
                     }
-                }
+                    Err(e) => Err(unserializable(e)),
+                },
                 Err(e) => Err(e.clone()),
             };
             gateway.record(&ctx, &d, Source::ExecuteCode, None);
@@ -247,32 +206,21 @@ impl ProgramHost {
         }
     }
 
-    async fn call(&self, args: &[Value]) -> Result<Value, HostError> {
+    async fn call(&self, address: String, args: Option<Value>) -> Answer {
         let started = Instant::now();
-        let Some(address) = args.first().and_then(Value::as_str) else {
-            return Err(self.typed(ToolError::invalid_args(
-                "connecta.call(address, args): address must be a string like \"connector.tool\"",
-            )));
-        };
-        let (r, d) = self
-            .dispatch_one(address, args.get(1).cloned(), self.deadline())
-            .await;
-        let bytes = r
-            .as_ref()
-            .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()));
-        self.note(Op::Call, started, r.is_ok(), bytes, d.as_ref());
-        r.map_err(|e| self.typed(e))
+        let (answer, d) = self.dispatch_one(address, args, self.deadline()).await;
+        let split = d.as_ref().map(|d| (d.catalog_time, d.connector_time));
+        self.note(Op::Call, started, &answer, split);
+        answer
     }
 
-    async fn call_namespace(&self, args: &[Value]) -> Result<Value, HostError> {
+    async fn shortcut(&self, connector: &str, alias: &str, args: Option<Value>) -> Answer {
         let started = Instant::now();
         let end = self.deadline();
-        let connector = args.first().and_then(Value::as_str).unwrap_or("");
-        let alias = args.get(1).and_then(Value::as_str).unwrap_or("");
         let Some(handle) = self.gateway.connector(connector) else {
-            return Err(self.typed(ToolError::unknown_address(&format_address(
+            return Err(ToolError::unknown_address(&format_address(
                 connector, alias,
-            ))));
+            )));
         };
         let wait = end.saturating_duration_since(Instant::now());
         let resolved = match handle.catalog.get_within(wait).await {
@@ -301,12 +249,10 @@ impl ProgramHost {
         match resolved {
             Ok(name) => {
                 let address = format_address(connector, &name);
-                let (r, d) = self.dispatch_one(&address, args.get(2).cloned(), end).await;
-                let bytes = r
-                    .as_ref()
-                    .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()));
-                self.note(Op::Call, started, r.is_ok(), bytes, d.as_ref());
-                r.map_err(|e| self.typed(e))
+                let (answer, d) = self.dispatch_one(address, args, end).await;
+                let split = d.as_ref().map(|d| (d.catalog_time, d.connector_time));
+                self.note(Op::Call, started, &answer, split);
+                answer
             }
             Err(e) => {
                 // A refusal on a real connector is an event, recorded with
@@ -319,140 +265,115 @@ impl ProgramHost {
                     e.code,
                     started,
                 );
-                self.note(Op::Call, started, false, 0, None);
-                Err(self.typed(e))
+                let answer = Err(e);
+                self.note(Op::Call, started, &answer, None);
+                answer
             }
         }
     }
 
-    async fn batch(&self, args: &[Value]) -> Result<Value, HostError> {
+    async fn batch(&self, entries: Vec<BatchEntry>) -> Answer {
         let started = Instant::now();
-        let Some(items) = args.first().and_then(Value::as_array) else {
-            return Err(self.typed(ToolError::invalid_args(
-                "connecta.batch takes an array of {address, args}",
-            )));
-        };
-        if items.is_empty() || items.len() > self.limits.batch_size {
-            return Err(self.typed(ToolError::invalid_args(format!(
-                "connecta.batch takes 1 to {} calls (got {}); split the work or reduce it",
-                self.limits.batch_size,
-                items.len()
-            ))));
-        }
+        let children = entries.len();
         // The entries run side by side, each within the one deadline.
         let end = self.deadline();
-        let calls = items.iter().map(|item| async move {
-            let address = item.get("address").and_then(Value::as_str);
-            let Some(address) = address else {
-                let e = ToolError::with_cause(
-                    ErrorCode::BatchCallFailed,
-                    "a batch entry needs an address string",
-                    false,
-                );
-                return (String::new(), Err(e), None);
-            };
-            let (r, d) = self
-                .dispatch_one(address, item.get("args").cloned(), end)
-                .await;
-            (address.to_owned(), r, d)
+        let calls = entries.into_iter().map(|entry| async move {
+            match entry {
+                Ok((address, args)) => {
+                    let (answer, d) = self.dispatch_one(address.clone(), args, end).await;
+                    (address, answer, d)
+                }
+                Err(e) => (String::new(), Err(e), None),
+            }
         });
         let outcomes = futures::future::join_all(calls).await;
-        let mut out = Vec::with_capacity(outcomes.len());
-        let mut bytes = 0;
-        let mut catalog = Duration::ZERO;
-        let mut connector = Duration::ZERO;
-        let mut failures = 0;
-        for (address, r, d) in outcomes {
-            if let Some(d) = &d {
-                catalog += d.catalog_time;
-                connector += d.connector_time;
-            }
-            match r {
-                Ok(data) => {
-                    bytes += serde_json::to_string(&data).map_or(0, |s| s.len());
-                    out.push(json!({"address": address, "ok": true, "data": data}));
-                }
-                Err(e) => {
-                    failures += 1;
-                    self.remember(&e);
-                    out.push(json!({
-                        "address": address,
-                        "ok": false,
-                        "error": e.message,
-                        "errorDetails": error_details(&e),
-                    }));
-                }
-            }
+        let (mut catalog, mut connector) = (Duration::ZERO, Duration::ZERO);
+        for d in outcomes.iter().filter_map(|(_, _, d)| d.as_ref()) {
+            catalog += d.catalog_time;
+            connector += d.connector_time;
+        }
+        let failures = outcomes.iter().filter(|(_, a, _)| a.is_err()).count();
+        let shaped: Vec<Outcome<'_>> = outcomes
+            .iter()
+            .map(|(address, answer, _)| match answer {
+                Ok(data) => Outcome {
+                    address,
+                    ok: true,
+                    data: Some(data),
+                    error: None,
+                    error_details: None,
+                },
+                Err(e) => Outcome {
+                    address,
+                    ok: false,
+                    data: None,
+                    error: Some(&e.message),
+                    error_details: Some(typed(e)),
+                },
+            })
+            .collect();
+        let mut answer = to_raw_value(&shaped).map_err(unserializable);
+        // A batch is one host call: its results together are held to the
+        // bound of one (L6), as each of them is.
+        let limit = self.limits.payload_bytes;
+        if let Ok(text) = &answer
+            && text.get().len() > limit
+        {
+            answer = Err(ToolError::with_cause(
+                ErrorCode::ResultProcessingFailed,
+                format!(
+                    "the batch's results are {} bytes together, over the {limit}-byte limit for one host call inside a program; batch fewer calls or ask each for less",
+                    text.get().len()
+                ),
+                false,
+            ));
         }
         if let Some(diag) = &self.diagnostics {
+            let bytes = answer.as_ref().map_or(0, |t| t.get().len());
             diag.lock().unwrap_or_else(|p| p.into_inner()).record_batch(
                 started.elapsed(),
-                items.len(),
+                children,
                 failures,
                 bytes,
                 catalog,
                 connector,
             );
         }
-        // A batch is one host call: its results together are held to the
-        // bound of one (L6), as each of them is.
-        let limit = self.limits.payload_bytes;
-        if bytes > limit {
-            return Err(self.typed(ToolError::with_cause(
-                ErrorCode::ResultProcessingFailed,
-                format!(
-                    "the batch's results are {bytes} bytes together, over the {limit}-byte limit for one host call inside a program; batch fewer calls or ask each for less"
-                ),
-                false,
-            )));
-        }
-        Ok(Value::Array(out))
+        answer
     }
 
-    async fn search(&self, args: &[Value]) -> Result<Value, HostError> {
+    async fn search(&self, req: &SearchRequest) -> Answer {
         let started = Instant::now();
-        let arg = args.first().cloned().unwrap_or(Value::Null);
-        let r = self
+        let answer = self
             .gateway
-            .search_value(&arg, Surface::CodeMode, Some(self.limits.call_deadline))
-            .await;
-        let bytes = r
-            .as_ref()
-            .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()));
-        let catalog = started.elapsed();
-        if let Some(diag) = &self.diagnostics {
-            diag.lock().unwrap_or_else(|p| p.into_inner()).record(
-                Op::Search,
-                started.elapsed(),
-                r.is_ok(),
-                bytes,
-                Some((catalog, Duration::ZERO)),
-            );
-        }
-        r.map_err(|e| self.typed(e))
+            .search_request(req, Some(self.limits.call_deadline))
+            .await
+            .and_then(|page| to_raw_value(&page).map_err(unserializable));
+        self.note(
+            Op::Search,
+            started,
+            &answer,
+            Some((started.elapsed(), Duration::ZERO)),
+        );
+        answer
     }
 
-    async fn describe(&self, args: &[Value]) -> Result<Value, HostError> {
+    async fn describe(&self, req: &DescribeRequest) -> Answer {
         let started = Instant::now();
-        let arg = args.first().cloned().unwrap_or(Value::Null);
-        let r = self.describe_value(&arg).await;
-        let bytes = r
-            .as_ref()
-            .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()));
-        if let Some(diag) = &self.diagnostics {
-            diag.lock().unwrap_or_else(|p| p.into_inner()).record(
-                Op::Describe,
-                started.elapsed(),
-                r.is_ok(),
-                bytes,
-                Some((started.elapsed(), Duration::ZERO)),
-            );
-        }
-        r.map_err(|e| self.typed(e))
+        let answer = self
+            .describe_value(req)
+            .await
+            .and_then(|v| to_raw_value(&v).map_err(unserializable));
+        self.note(
+            Op::Describe,
+            started,
+            &answer,
+            Some((started.elapsed(), Duration::ZERO)),
+        );
+        answer
     }
 
-    async fn describe_value(&self, arg: &Value) -> Result<Value, ToolError> {
-        let req = parse_describe_args(arg)?;
+    async fn describe_value(&self, req: &DescribeRequest) -> Result<Value, ToolError> {
         // Load only the catalogs the addresses name (S4).
         let mut wanted: Vec<&str> = req
             .addresses
@@ -485,114 +406,156 @@ impl ProgramHost {
                 Err(e) => SearchSource::failed(&h.config.id, e),
             })
             .collect();
-        describe(&req, &sources)
+        describe(req, &sources)
     }
 
-    fn emit(&self, args: &[Value]) -> Result<Value, HostError> {
-        let untyped = |message: String| HostError {
-            message,
-            typed: None,
-        };
-        let block = args.first().cloned().unwrap_or(Value::Null);
-        if args.len() > 1 {
-            return Err(untyped("connecta.emit takes exactly one block".into()));
-        }
-        validate_block(&block).map_err(untyped)?;
+    /// Accepts one validated block within the budgets (M5: refused at the
+    /// call, nothing partially accepted; M7: no host-call budget spent).
+    fn emit(&self, block: Value) -> Answer {
         let size = serde_json::to_string(&block).map_or(0, |s| s.len());
         let mut e = self.emitted.lock().unwrap_or_else(|p| p.into_inner());
+        let refuse = |budget: &str, message: String| {
+            Err(ToolError::new(ErrorCode::BudgetExceeded, message).detail("budget", budget))
+        };
         if e.blocks.len() >= self.limits.emit_blocks {
-            return Err(untyped(format!(
-                "connecta.emit: the block budget ({} blocks) is used up; nothing more can be emitted",
-                self.limits.emit_blocks
-            )));
+            return refuse(
+                "emit_blocks",
+                format!(
+                    "connecta.emit: the block budget ({} blocks) is used up; nothing more can be emitted",
+                    self.limits.emit_blocks
+                ),
+            );
         }
         if e.bytes + size > self.limits.emit_bytes {
-            return Err(untyped(format!(
-                "connecta.emit: this {size}-byte block exceeds the emit byte budget ({} bytes, {} left)",
-                self.limits.emit_bytes,
-                self.limits.emit_bytes - e.bytes
-            )));
+            return refuse(
+                "emit_bytes",
+                format!(
+                    "connecta.emit: this {size}-byte block exceeds the emit byte budget ({} bytes, {} left)",
+                    self.limits.emit_bytes,
+                    self.limits.emit_bytes - e.bytes
+                ),
+            );
         }
         e.bytes += size;
         e.blocks.push(block);
-        Ok(json!({"accepted": true, "emitted": e.blocks.len()}))
+        let answer = format!("{{\"accepted\":true,\"emitted\":{}}}", e.blocks.len());
+        RawValue::from_string(answer).map_err(unserializable)
     }
 }
 
-/// The typed fields a program sees on an error (`errorDetails`, E1).
-pub(crate) fn error_details(e: &ToolError) -> Value {
-    let mut m = Map::new();
-    m.insert("code".into(), json!(e.code));
-    m.insert("retryable".into(), json!(e.retryable));
-    if let Some(ms) = e.retry_after_ms {
-        m.insert("retryAfterMs".into(), json!(ms));
-    }
-    if let Some(a) = &e.next_action {
-        m.insert(
-            "nextAction".into(),
-            serde_json::to_value(a).unwrap_or(Value::Null),
-        );
-    }
-    if !e.details.is_empty() {
-        m.insert("details".into(), Value::Object(e.details.clone()));
-    }
-    Value::Object(m)
+/// One `connecta.batch` outcome (S7), serialized around each entry's text.
+#[derive(Serialize)]
+struct Outcome<'a> {
+    address: &'a str,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    #[serde(rename = "errorDetails", skip_serializing_if = "Option::is_none")]
+    error_details: Option<TypedFailure>,
 }
 
-/// The sandbox appends ` (line N)` to a program's own throws.
-fn strip_line_suffix(message: &str) -> &str {
-    if let Some(i) = message.rfind(" (line ")
-        && message.ends_with(')')
-        && message[i + 7..message.len() - 1]
-            .bytes()
-            .all(|b| b.is_ascii_digit())
-    {
-        return &message[..i];
+fn unserializable(e: serde_json::Error) -> ToolError {
+    ToolError::with_cause(
+        ErrorCode::ResultProcessingFailed,
+        format!("the result could not be serialized: {e}"),
+        false,
+    )
+}
+
+/// The typed fields of a failure as data (E1, E2): what a program finds on
+/// a caught `Error` and in a batch entry's `errorDetails`.
+pub(crate) fn typed(e: &ToolError) -> TypedFailure {
+    TypedFailure {
+        code: e.code.as_str().to_owned(),
+        retryable: e.retryable,
+        retry_after_ms: e.retry_after_ms,
+        details: e.details.clone(),
+        next_action: e
+            .next_action
+            .as_ref()
+            .and_then(|a| serde_json::to_value(a).ok()),
     }
-    message
+}
+
+/// A failure handed to the program, typed.
+fn host_error(e: ToolError) -> HostError {
+    HostError {
+        typed: Some(typed(&e)),
+        message: e.message,
+    }
+}
+
+/// The failure a program let escape, as the host handed it out (E1, E6).
+pub(crate) fn escaped(h: HostError) -> ToolError {
+    let Some(t) = h.typed else {
+        return ToolError::new(ErrorCode::ExecutionFailed, h.message);
+    };
+    let code = ErrorCode::parse(&t.code).unwrap_or(ErrorCode::ExecutionFailed);
+    let mut e = ToolError::with_cause(code, h.message, t.retryable);
+    e.retry_after_ms = t.retry_after_ms;
+    e.next_action = t.next_action.and_then(|a| serde_json::from_value(a).ok());
+    e.details = t.details;
+    e
 }
 
 #[async_trait]
 impl BindingHost for ProgramHost {
-    async fn call(&self, global: &str, function: &str, args: Value) -> Result<Value, HostError> {
+    async fn call(
+        &self,
+        global: &str,
+        function: &str,
+        args: Value,
+    ) -> Result<Box<RawValue>, HostError> {
         if global != "connecta" {
-            return Err(HostError {
-                message: format!(
-                    "Unknown function {}.{}",
-                    clamp_text(global, 64),
-                    clamp_text(function, 64)
-                ),
-                typed: None,
-            });
+            return Err(HostError::untyped(format!(
+                "Unknown function {}.{}",
+                clamp_text(global, 64),
+                clamp_text(function, 64)
+            )));
         }
         let args = match args {
             Value::Array(a) => a,
             Value::Null => Vec::new(),
             other => vec![other],
         };
-        match function {
-            "call" => self.call(&args).await,
-            NAMESPACE_DISPATCH => self.call_namespace(&args).await,
-            "batch" => self.batch(&args).await,
-            "search" => self.search(&args).await,
-            "describe" => self.describe(&args).await,
-            "emit" => self.emit(&args),
-            other => Err(HostError {
-                message: format!("Unknown function connecta.{}", clamp_text(other, 64)),
-                typed: None,
-            }),
-        }
+        let answer = match decode(function, args, self.limits.batch_size) {
+            Ok(GuestCall::Call { address, args }) => self.call(address, args).await,
+            Ok(GuestCall::Shortcut {
+                connector,
+                alias,
+                args,
+            }) => self.shortcut(&connector, &alias, args).await,
+            Ok(GuestCall::Batch(entries)) => self.batch(entries).await,
+            Ok(GuestCall::Search(req)) => self.search(&req).await,
+            Ok(GuestCall::Describe(req)) => self.describe(&req).await,
+            Ok(GuestCall::Emit(block)) => self.emit(block),
+            Err(e) => Err(e),
+        };
+        answer.map_err(host_error)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use connecta_core::error::NextAction;
 
     #[test]
-    fn line_suffixes_are_stripped_only_when_they_are_line_numbers() {
-        assert_eq!(strip_line_suffix("boom (line 3)"), "boom");
-        assert_eq!(strip_line_suffix("boom (line x)"), "boom (line x)");
-        assert_eq!(strip_line_suffix("boom"), "boom");
+    fn e2_a_failure_round_trips_through_its_data_whole() {
+        let e = ToolError::with_cause(ErrorCode::RateLimited, "slow down", true)
+            .retry_after(1500)
+            .detail("connector", "ci")
+            .next(NextAction::new(
+                "search_tools",
+                serde_json::json!({"query": "x"}),
+            ));
+        assert_eq!(escaped(host_error(e.clone())), e);
+        let bare = ToolError::new(ErrorCode::InvalidArgs, "no");
+        let data = typed(&bare);
+        assert_eq!(data.details, serde_json::Map::new());
+        assert_eq!(data.next_action, None);
+        assert_eq!(escaped(host_error(bare.clone())), bare);
     }
 }

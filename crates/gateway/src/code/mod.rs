@@ -8,6 +8,7 @@
 
 mod diagnostics;
 mod envelope;
+mod guest_call;
 mod host;
 mod shortcuts;
 
@@ -27,6 +28,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::meta::{MetaOutput, parse_args};
+use crate::metrics::ProgramOutcome;
 use crate::{Gateway, RequestCtx};
 
 pub(crate) use host::FUNCTIONS;
@@ -107,8 +109,23 @@ impl Gateway {
         args: Map<String, Value>,
         ctx: &RequestCtx,
     ) -> Result<MetaOutput, ToolError> {
+        let started = Instant::now();
+        let mut outcome = ProgramOutcome::Refused;
+        let out = self.run_program(args, ctx, &mut outcome).await;
+        self.metrics.program(outcome, started.elapsed());
+        out
+    }
+
+    /// `execute_code` itself; `outcome` says how it ended, for the metrics.
+    async fn run_program(
+        &self,
+        args: Map<String, Value>,
+        ctx: &RequestCtx,
+        outcome: &mut ProgramOutcome,
+    ) -> Result<MetaOutput, ToolError> {
         let a: Args = parse_args("execute_code", args)?;
         let Some(code) = &self.code else {
+            *outcome = ProgramOutcome::Closed;
             return Err(ToolError::new(
                 ErrorCode::ExecutorClosed,
                 "code mode is not running in this gateway",
@@ -118,6 +135,7 @@ impl Gateway {
             return Err(ToolError::new(ErrorCode::ExecutionFailed, e.clone()));
         }
         let Some(me) = self.me.upgrade() else {
+            *outcome = ProgramOutcome::Closed;
             return Err(ToolError::new(
                 ErrorCode::ExecutorClosed,
                 "the gateway is shutting down",
@@ -128,6 +146,7 @@ impl Gateway {
         let lease = match code.pool.acquire(&ctx.cancel).await {
             Ok(l) => l,
             Err(AdmissionError::Overloaded { retry_after_ms }) => {
+                *outcome = ProgramOutcome::Overloaded;
                 return Err(ToolError::new(
                     ErrorCode::ExecutorOverloaded,
                     format!("every sandbox is busy; retry after {retry_after_ms} ms"),
@@ -135,12 +154,14 @@ impl Gateway {
                 .retry_after(retry_after_ms));
             }
             Err(AdmissionError::Cancelled) => {
+                *outcome = ProgramOutcome::Cancelled;
                 return Err(ToolError::new(
                     ErrorCode::ExecutorCancelled,
                     "the request was cancelled while waiting for a sandbox",
                 ));
             }
             Err(AdmissionError::Closed) => {
+                *outcome = ProgramOutcome::Closed;
                 return Err(ToolError::new(
                     ErrorCode::ExecutorClosed,
                     "the gateway is shutting down",
@@ -196,6 +217,10 @@ impl Gateway {
                 (blocks, bytes),
             )
         });
+        *outcome = match &result.error {
+            None => ProgramOutcome::Ok,
+            Some(failure) => ProgramOutcome::Failed(failure.kind),
+        };
         match result.error {
             None => {
                 let value = result.value.unwrap_or(Value::Null);
@@ -221,12 +246,12 @@ impl Gateway {
             Some(failure) => {
                 let discarded = host.emitted_count();
                 let mut err = match failure.kind {
-                    FailureKind::Exception => {
-                        host.recognize(&failure.message).unwrap_or_else(|| {
-                            ToolError::new(ErrorCode::ExecutionFailed, failure.message.clone())
-                                .detail("kind", "exception")
-                        })
-                    }
+                    // An escaped host failure keeps its type (E1, E6).
+                    FailureKind::Exception => match failure.host_error {
+                        Some(h) => host::escaped(*h),
+                        None => ToolError::new(ErrorCode::ExecutionFailed, failure.message)
+                            .detail("kind", "exception"),
+                    },
                     FailureKind::Abort => ToolError::new(
                         ErrorCode::ExecutorCancelled,
                         "the program was stopped because the request was cancelled",

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use connecta_core::activity::Source;
-use connecta_core::config::ApprovalPolicy;
+use connecta_core::config::{ApprovalPolicy, Approvers};
 use connecta_core::error::{ErrorCode, ToolError};
 use connecta_core::result::check_field_paths;
 use serde::Deserialize;
@@ -163,6 +163,9 @@ impl Gateway {
         let policy = target
             .and_then(|t| t.handle.config.approval)
             .unwrap_or(self.config.approvals.policy);
+        let approvers = target
+            .and_then(|t| t.handle.config.approvers)
+            .unwrap_or(self.config.approvals.approvers);
         if policy == ApprovalPolicy::Never
             && let Some(t) = target
         {
@@ -199,6 +202,7 @@ impl Gateway {
             source,
             ask: (policy == ApprovalPolicy::Ask).then_some(Ask {
                 reason: reason.as_deref(),
+                client_may_answer: approvers == Approvers::OperatorOrClient,
             }),
         };
         self.run_call(target, spec, a.result_mode, a.fields, ctx)

@@ -86,6 +86,18 @@ impl Gateway {
         args: Map<String, Value>,
         ctx: &RequestCtx,
     ) -> MetaOutput {
+        let started = std::time::Instant::now();
+        let out = self.call_meta_inner(name, args, ctx).await;
+        self.metrics.request(name, &out, started.elapsed());
+        out
+    }
+
+    async fn call_meta_inner(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        ctx: &RequestCtx,
+    ) -> MetaOutput {
         if self.stopping.is_cancelled() {
             return MetaOutput::Error(shut_down(
                 "connecta is shutting down and takes no new requests",

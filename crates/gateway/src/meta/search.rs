@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use connecta_core::error::{ToolError, clamp_text};
-use connecta_core::search::{Source, Surface, parse_search_args, search_page};
+use connecta_core::search::{SearchRequest, Source, Surface, parse_search_args, search_page};
 use serde_json::{Map, Value};
 
 use super::MetaOutput;
@@ -63,15 +63,13 @@ impl Gateway {
             .collect())
     }
 
-    /// Search with either surface's arguments; returns the page value.
-    /// `wait` bounds the wait for each catalog, as for [`Gateway::scope`].
-    pub(crate) async fn search_value(
+    /// One search page for checked arguments (either surface's). `wait`
+    /// bounds the wait for each catalog, as for [`Gateway::scope`].
+    pub(crate) async fn search_request(
         &self,
-        args: &Value,
-        surface: Surface,
+        req: &SearchRequest,
         wait: Option<Duration>,
     ) -> Result<Value, ToolError> {
-        let req = parse_search_args(args, surface)?;
         let scoped = self.scope(req.connector.as_deref(), wait).await?;
         let indexes: Vec<_> = scoped
             .iter()
@@ -85,16 +83,15 @@ impl Gateway {
                 Err(e) => Source::failed(&s.handle.config.id, e),
             })
             .collect();
-        search_page(&req, &sources)
+        search_page(req, &sources)
     }
 
     pub(crate) async fn search_tools(
         &self,
         args: Map<String, Value>,
     ) -> Result<MetaOutput, ToolError> {
-        let page = self
-            .search_value(&Value::Object(args), Surface::SearchTools, None)
-            .await?;
+        let req = parse_search_args(&Value::Object(args), Surface::SearchTools)?;
+        let page = self.search_request(&req, None).await?;
         Ok(MetaOutput::value(page))
     }
 }

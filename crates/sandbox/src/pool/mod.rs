@@ -451,7 +451,7 @@ fn failure(kind: FailureKind, message: impl Into<String>) -> CodeRunResult {
         error: Some(CodeRunFailure {
             kind,
             message: message.into(),
-            thrown: None,
+            host_error: None,
         }),
     }
 }

@@ -11,7 +11,7 @@
 //! functions are refused, results are parsed here, and anything malformed
 //! is a protocol violation that retires the worker.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -19,11 +19,14 @@ use std::sync::Arc;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::process::{WorkerProcess, describe_exit};
-use crate::protocol::{self, FromWorker, RunOutcome, ToWorker, WorkerLimits, result_too_large};
+use crate::protocol::{
+    self, FromWorker, REMEMBERED_FAILURES, RunOutcome, ToWorker, WorkerLimits, result_too_large,
+};
 use crate::{BindingHost, CodeRunFailure, CodeRunRequest, CodeRunResult, FailureKind, HostError};
 
 /// What happens to the worker after the run.
@@ -39,7 +42,7 @@ pub(crate) enum Fate {
     Unheard,
 }
 
-type HostFuture = Pin<Box<dyn Future<Output = (u64, Result<Value, HostError>)> + Send>>;
+type HostFuture = Pin<Box<dyn Future<Output = (u64, Result<Box<RawValue>, HostError>)> + Send>>;
 
 /// Longest host error message forwarded into the guest.
 const MAX_HOST_MESSAGE: usize = 8 * 1024;
@@ -86,7 +89,7 @@ fn fail(kind: FailureKind, message: impl Into<String>, logs: Vec<String>) -> Cod
         error: Some(CodeRunFailure {
             kind,
             message: message.into(),
-            thrown: None,
+            host_error: None,
         }),
     }
 }
@@ -139,6 +142,9 @@ pub(crate) async fn drive(
         full: false,
     };
     let mut calls: FuturesUnordered<HostFuture> = FuturesUnordered::new();
+    // The typed failures sent to this run, by call id: what an escaped one
+    // the worker names stands for. Only what was sent counts.
+    let mut rejected: VecDeque<(u64, HostError)> = VecDeque::new();
     let deadline = tokio::time::sleep_until(cx.deadline);
     tokio::pin!(deadline);
 
@@ -198,7 +204,7 @@ pub(crate) async fn drive(
                     }
                     FromWorker::Done { outcome, cpu_micros } => {
                         tracing::trace!(worker_pid = worker.pid, cpu_micros, "sandbox run done");
-                        return finish(outcome, cx.limits, logs.lines);
+                        return finish(outcome, cx.limits, &rejected, logs.lines);
                     }
                     FromWorker::Ready { .. } => {
                         return violation(worker, "unexpected `ready`", logs.lines);
@@ -206,6 +212,12 @@ pub(crate) async fn drive(
                 }
             }
             Some((id, reply)) = calls.next(), if !calls.is_empty() => {
+                if let Err(e) = &reply && e.typed.is_some() {
+                    if rejected.len() == REMEMBERED_FAILURES {
+                        rejected.pop_front();
+                    }
+                    rejected.push_back((id, e.clone()));
+                }
                 worker.send(reply_frame(id, reply, cx.limits.max_result_bytes));
             }
         }
@@ -257,45 +269,43 @@ fn admit_call(
 
 /// Rejects one call at once, untyped.
 fn refuse(worker: &mut WorkerProcess, id: u64, message: String) {
-    let error = HostError {
-        message,
-        typed: None,
-    };
+    let error = HostError::untyped(message);
     if let Ok(frame) = protocol::encode(&ToWorker::Reject { id, error }) {
         worker.send(frame);
     }
 }
 
-fn reply_frame(id: u64, reply: Result<Value, HostError>, max_result: usize) -> Vec<u8> {
-    let error = match reply {
-        Ok(value) => match serde_json::to_string(&value) {
-            Ok(text) if text.len() <= max_result => return protocol::encode_resolve(id, &text),
-            Ok(_) => HostError {
-                message: result_too_large(max_result),
-                typed: None,
-            },
-            Err(e) => HostError {
-                message: format!("the host call's result could not be serialized: {e}"),
-                typed: None,
-            },
-        },
-        Err(mut error) => {
-            truncate(&mut error.message, MAX_HOST_MESSAGE);
-            let typed_len = error
-                .typed
-                .as_ref()
-                .and_then(|t| serde_json::to_string(t).ok())
-                .map_or(0, |t| t.len());
-            if typed_len > max_result {
-                error.typed = None;
-            }
-            error
+/// The host's answer as a frame: its JSON text as it is, when within the
+/// bound (L6).
+fn reply_frame(id: u64, reply: Result<Box<RawValue>, HostError>, max_result: usize) -> Vec<u8> {
+    let mut error = match reply {
+        Ok(text) if text.get().len() <= max_result => {
+            return protocol::encode_resolve(id, text.get());
         }
+        Ok(_) => HostError::untyped(result_too_large(max_result)),
+        Err(error) => error,
     };
-    protocol::encode(&ToWorker::Reject { id, error }).unwrap_or_default()
+    truncate(&mut error.message, MAX_HOST_MESSAGE);
+    let frame = protocol::encode(&ToWorker::Reject {
+        id,
+        error: error.clone(),
+    });
+    match frame {
+        // Typed fields too large to send: the message alone goes.
+        Ok(f) if f.len() > max_result + protocol::FRAME_SLACK => {
+            error.typed = None;
+            protocol::encode(&ToWorker::Reject { id, error }).unwrap_or_default()
+        }
+        f => f.unwrap_or_default(),
+    }
 }
 
-fn finish(outcome: RunOutcome, limits: &WorkerLimits, logs: Vec<String>) -> (CodeRunResult, Fate) {
+fn finish(
+    outcome: RunOutcome,
+    limits: &WorkerLimits,
+    rejected: &VecDeque<(u64, HostError)>,
+    logs: Vec<String>,
+) -> (CodeRunResult, Fate) {
     match outcome {
         RunOutcome::Value { value: None } => (
             CodeRunResult {
@@ -335,8 +345,13 @@ fn finish(outcome: RunOutcome, limits: &WorkerLimits, logs: Vec<String>) -> (Cod
         RunOutcome::Failed {
             mut failure,
             retire,
+            escaped,
         } => {
             truncate(&mut failure.message, MAX_HOST_MESSAGE);
+            failure.host_error = escaped.and_then(|id| {
+                let sent = rejected.iter().find(|(sent, _)| *sent == id);
+                sent.map(|(_, e)| Box::new(e.clone()))
+            });
             (
                 CodeRunResult {
                     value: None,

@@ -11,7 +11,7 @@
 //! [`RunState::send_call`] — no timers, no modules, no I/O, no environment.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -22,11 +22,12 @@ use rquickjs::{Ctx, Exception, Function, Object, Persistent, Proxy, Value};
 use serde_json::value::RawValue;
 
 use super::json::{self, ToJsonError};
-use crate::protocol::{self, FromWorker, WorkerLimits, result_too_large};
-use crate::{BindingNamespace, HostError};
+use crate::protocol::{self, FromWorker, REMEMBERED_FAILURES, WorkerLimits, result_too_large};
+use crate::{BindingNamespace, HostError, TypedFailure};
 
-/// Typed fields copied from a [`HostError`] onto the program-visible `Error`.
-pub const TYPED_FIELDS: [&str; 4] = ["code", "retryable", "retryAfterMs", "details"];
+/// How deep an escaped error's `cause` chain is followed to find a host
+/// failure.
+const MAX_CAUSE_DEPTH: usize = 8;
 
 /// Buffered output is written out once it reaches this size.
 const FLUSH_AT: usize = 64 * 1024;
@@ -88,6 +89,9 @@ pub struct RunState {
     /// Frames waiting to be written; flushed before the worker blocks.
     outbox: RefCell<Vec<u8>>,
     pending: RefCell<HashMap<u64, Pending>>,
+    /// The `Error`s typed host rejections became, newest last, with their
+    /// call ids: how an escaped failure is told by identity (contract E6).
+    rejections: RefCell<VecDeque<(u64, Persistent<Object<'static>>)>>,
     /// Call ids are unique for the worker's lifetime (see the protocol docs).
     next_id: Cell<u64>,
     log_bytes: Cell<usize>,
@@ -101,6 +105,7 @@ impl RunState {
             clock,
             outbox: RefCell::new(Vec::new()),
             pending: RefCell::new(HashMap::new()),
+            rejections: RefCell::new(VecDeque::new()),
             next_id: Cell::new(first_call_id),
             log_bytes: Cell::new(0),
             logs_full: Cell::new(false),
@@ -137,6 +142,30 @@ impl RunState {
     /// engine is torn down: persistent handles may not outlive the runtime.
     pub fn forget_pending(&self) {
         self.pending.borrow_mut().clear();
+        self.rejections.borrow_mut().clear();
+    }
+
+    /// The call id of the host rejection `thrown` is, or reaches through
+    /// its `cause` chain: object identity, never the text of a message.
+    pub fn escaped<'js>(&self, ctx: &Ctx<'js>, thrown: &Value<'js>) -> Option<u64> {
+        let rejections = self.rejections.borrow();
+        let mut current = thrown.clone();
+        for _ in 0..MAX_CAUSE_DEPTH {
+            let obj = current.as_object()?.clone();
+            for (id, error) in rejections.iter().rev() {
+                if error.clone().restore(ctx).ok().as_ref() == Some(&obj) {
+                    return Some(*id);
+                }
+            }
+            current = match obj.get::<_, Value<'js>>("cause") {
+                Ok(cause) => cause,
+                Err(_) => {
+                    let _ = ctx.catch();
+                    return None;
+                }
+            };
+        }
+        None
     }
 
     fn push_log(&self, mut line: String) {
@@ -208,6 +237,13 @@ impl RunState {
             },
             Err(host) => {
                 let err = host_error(ctx, &host)?;
+                if host.typed.is_some() {
+                    let mut rejections = self.rejections.borrow_mut();
+                    if rejections.len() == REMEMBERED_FAILURES {
+                        rejections.pop_front();
+                    }
+                    rejections.push_back((id, Persistent::save(ctx, err.clone())));
+                }
                 reject.call::<_, ()>((err,))
             }
         }
@@ -220,27 +256,32 @@ pub fn plain_error<'js>(ctx: &Ctx<'js>, message: &str) -> rquickjs::Result<Value
     Ok(Exception::from_message(ctx.clone(), message)?.into_value())
 }
 
-/// A rejected host call as the program sees it: an `Error` whose own `code`,
-/// `retryable`, `retryAfterMs` and `details` come from the typed failure.
-pub fn host_error<'js>(ctx: &Ctx<'js>, error: &HostError) -> rquickjs::Result<Value<'js>> {
-    let exc = Exception::from_message(ctx.clone(), &error.message)?;
-    if let Some(serde_json::Value::Object(typed)) = &error.typed {
-        let obj = exc.as_object();
-        for field in TYPED_FIELDS {
-            let Some(v) = typed.get(field) else { continue };
-            let Ok(text) = serde_json::to_string(v) else {
-                continue;
-            };
-            let js = ctx.json_parse(text)?;
+/// A rejected host call as the program sees it: an `Error` whose own
+/// `code`, `retryable`, `details`, `retryAfterMs` and `nextAction` are the
+/// typed failure's, as the host sent them.
+pub fn host_error<'js>(ctx: &Ctx<'js>, error: &HostError) -> rquickjs::Result<Object<'js>> {
+    let obj = Exception::from_message(ctx.clone(), &error.message)?.into_object();
+    let Some(typed) = &error.typed else {
+        return Ok(obj);
+    };
+    // Parsed by the engine from the host's own JSON (the intrinsic parser,
+    // whatever the program did to `JSON`).
+    let Ok(text) = serde_json::to_string(typed) else {
+        return Ok(obj);
+    };
+    let fields = ctx.json_parse(text)?;
+    if let Some(fields) = fields.as_object() {
+        for field in fields.props::<String, Value<'js>>() {
+            let (key, value) = field?;
             // Defined, not assigned: a setter the program planted on
             // `Object.prototype` never sees these.
             obj.prop(
-                field,
-                Property::from(js).writable().configurable().enumerable(),
+                key.as_str(),
+                Property::from(value).writable().configurable().enumerable(),
             )?;
         }
     }
-    Ok(exc.into_value())
+    Ok(obj)
 }
 
 /// Installs `console` and one namespace per binding on a fresh context.
@@ -341,11 +382,22 @@ pub fn call_host<'js>(
 ) -> rquickjs::Result<Value<'js>> {
     let (promise, resolve, reject) = ctx.promise()?;
     if st.outstanding_calls() >= st.limits.max_inflight_calls {
-        let msg = format!(
-            "too many host calls in flight (at most {}); await some before starting more",
-            st.limits.max_inflight_calls
-        );
-        reject.call::<_, ()>((plain_error(ctx, &msg)?,))?;
+        let refusal = HostError {
+            message: format!(
+                "too many host calls in flight (at most {}); await some before starting more",
+                st.limits.max_inflight_calls
+            ),
+            typed: Some(TypedFailure {
+                code: "budget_exceeded".into(),
+                retryable: false,
+                retry_after_ms: None,
+                details: [("budget".to_owned(), "calls_in_flight".into())]
+                    .into_iter()
+                    .collect(),
+                next_action: None,
+            }),
+        };
+        reject.call::<_, ()>((host_error(ctx, &refusal)?,))?;
         return Ok(promise.into_value());
     }
     match json::args_to_json(ctx, args, st.limits.max_arg_bytes) {

@@ -21,11 +21,10 @@ use rquickjs::context::intrinsic::{
     Date, Eval, Json, MapSet, Promise as PromiseIntrinsic, Proxy, RegExp, RegExpCompiler,
     TypedArrays, WeakRef,
 };
-use rquickjs::object::Filter;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Object, Promise, Runtime, Value};
 
-use super::bridge::{self, CpuClock, RunState, TYPED_FIELDS};
+use super::bridge::{self, CpuClock, RunState};
 use super::json::{self, ToJsonError};
 use super::normalize;
 use super::shortcuts::{self, ShortcutTable};
@@ -35,9 +34,6 @@ use crate::{CodeRunFailure, FailureKind};
 
 /// Longest failure message the worker reports (the gateway clamps further).
 const MAX_MESSAGE_BYTES: usize = 8 * 1024;
-
-/// Bound on one typed field copied from a thrown value.
-const MAX_THROWN_FIELD_BYTES: usize = 16 * 1024;
 
 /// Globals a fresh context has that the guest must not: blocking waits
 /// (`Atomics.wait` is a timer in disguise) and shared memory.
@@ -100,8 +96,16 @@ impl Engine {
         let cpu_micros = u64::try_from(clock.used().as_micros()).unwrap_or(u64::MAX);
         let done = match result? {
             Finished::Value(text) => protocol::encode_done_value(text.as_deref(), cpu_micros),
-            Finished::Failed { failure, retire } => protocol::encode(&FromWorker::Done {
-                outcome: RunOutcome::Failed { failure, retire },
+            Finished::Failed {
+                failure,
+                retire,
+                escaped,
+            } => protocol::encode(&FromWorker::Done {
+                outcome: RunOutcome::Failed {
+                    failure,
+                    retire,
+                    escaped,
+                },
                 cpu_micros,
             })?,
         };
@@ -121,6 +125,8 @@ enum Finished {
     Failed {
         failure: CodeRunFailure,
         retire: bool,
+        /// The call id of the host rejection the program let escape.
+        escaped: Option<u64>,
     },
 }
 
@@ -129,9 +135,10 @@ fn failed(kind: FailureKind, message: impl Into<String>) -> Finished {
         failure: CodeRunFailure {
             kind,
             message: clamp(message.into()),
-            thrown: None,
+            host_error: None,
         },
         retire: false,
+        escaped: None,
     }
 }
 
@@ -193,6 +200,7 @@ fn drive<'js, R: Read>(
         }
     }
     bridge::install(ctx, state, &spec.bindings)?;
+    let _oom_shape = oom_error_shape(ctx)?;
     if let Err(e) = shortcuts::install(ctx, state, table, &spec.program) {
         return setup_failed(ctx, state, e);
     }
@@ -212,32 +220,36 @@ fn drive<'js, R: Read>(
         if state.clock.exceeded() {
             return Ok(cpu_exceeded(state));
         }
-        match main.state() {
-            PromiseState::Resolved => {
-                let value: Value<'js> = main
-                    .result()
-                    .unwrap_or_else(|| Ok(Value::new_undefined(ctx.clone())))?;
-                return Ok(completion(ctx, state, value));
-            }
-            PromiseState::Rejected => {
-                let reason = match main.result::<Value<'js>>() {
-                    Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
-                    Some(Ok(v)) => v,
-                    Some(Err(e)) => return Err(e.into()),
-                    None => Value::new_undefined(ctx.clone()),
-                };
-                return Ok(failure_from(ctx, state, reason));
-            }
-            PromiseState::Pending => {}
-        }
+        // A run ends once its promise has settled and none of its host
+        // calls is in flight: a call the program did not await (an `emit`,
+        // say) reaches the host and is answered before the run's `Done`.
         if state.outstanding_calls() == 0 {
-            // Pending, no job queued, nothing in flight: nothing can ever
-            // settle it (X6). Fail now rather than at the wall deadline.
-            return Ok(failed(
-                FailureKind::Timeout,
-                "the program is awaiting a promise that can never settle \
-                 (no host call is in flight and no job is queued)",
-            ));
+            match main.state() {
+                PromiseState::Resolved => {
+                    let value: Value<'js> = main
+                        .result()
+                        .unwrap_or_else(|| Ok(Value::new_undefined(ctx.clone())))?;
+                    return Ok(completion(ctx, state, value));
+                }
+                PromiseState::Rejected => {
+                    let reason = match main.result::<Value<'js>>() {
+                        Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
+                        Some(Ok(v)) => v,
+                        Some(Err(e)) => return Err(e.into()),
+                        None => Value::new_undefined(ctx.clone()),
+                    };
+                    return Ok(failure_from(ctx, state, reason));
+                }
+                // Pending, no job queued, nothing in flight: nothing can
+                // ever settle it (X6). Fail now rather than at the deadline.
+                PromiseState::Pending => {
+                    return Ok(failed(
+                        FailureKind::Timeout,
+                        "the program is awaiting a promise that can never settle \
+                         (no host call is in flight and no job is queued)",
+                    ));
+                }
+            }
         }
         io.write(&state.take_outbox())?;
         let settled = match io.read()? {
@@ -266,12 +278,17 @@ fn setup_failed<'js>(
         Finished::Failed {
             mut failure,
             retire,
+            ..
         } => {
             failure.message = clamp(format!(
                 "the connector shortcuts could not be installed: {}",
                 failure.message
             ));
-            Finished::Failed { failure, retire }
+            Finished::Failed {
+                failure,
+                retire,
+                escaped: None,
+            }
         }
         Finished::Value(_) => failed(
             FailureKind::Exception,
@@ -389,12 +406,21 @@ fn failure_from<'js>(ctx: &Ctx<'js>, state: &RunState, thrown: Value<'js>) -> Fi
     if state.clock.exceeded() {
         return cpu_exceeded(state);
     }
-    let Some(obj) = thrown.as_object() else {
-        return failed(FailureKind::Exception, render_primitive(ctx, &thrown));
+    let (name, message) = match thrown.as_object() {
+        Some(obj) => (
+            string_prop(ctx, obj, "name"),
+            string_prop(ctx, obj, "message"),
+        ),
+        None => (None, None),
     };
-    let name = string_prop(ctx, obj, "name");
-    let message = string_prop(ctx, obj, "message");
-    if name.as_deref() == Some("InternalError") && message.as_deref() == Some("out of memory") {
+    // When even its out-of-memory error (or that error's message) cannot
+    // be allocated, the engine throws `null` (or the error without it).
+    let oom = match (name.as_deref(), message.as_deref()) {
+        (Some("InternalError"), Some("out of memory")) => true,
+        (Some("InternalError"), None | Some("")) => heap_ran_out(ctx, state),
+        _ => thrown.is_null() && heap_ran_out(ctx, state),
+    };
+    if oom {
         return Finished::Failed {
             failure: CodeRunFailure {
                 kind: FailureKind::WorkerExit,
@@ -402,11 +428,15 @@ fn failure_from<'js>(ctx: &Ctx<'js>, state: &RunState, thrown: Value<'js>) -> Fi
                     "the program exhausted its {} MiB heap (out of memory)",
                     state.limits.heap_bytes / (1024 * 1024)
                 ),
-                thrown: None,
+                host_error: None,
             },
             retire: true,
+            escaped: None,
         };
     }
+    let Some(obj) = thrown.as_object() else {
+        return failed(FailureKind::Exception, render_primitive(ctx, &thrown));
+    };
     let mut text = match (&name, &message) {
         (Some(n), Some(m)) if n != "Error" && !n.is_empty() => format!("{n}: {m}"),
         (_, Some(m)) => m.clone(),
@@ -422,15 +452,37 @@ fn failure_from<'js>(ctx: &Ctx<'js>, state: &RunState, thrown: Value<'js>) -> Fi
     if let Some(line) = program_line(ctx, obj) {
         text.push_str(&format!(" (line {line})"));
     }
-    let thrown_fields = typed_fields(ctx, obj);
     Finished::Failed {
         failure: CodeRunFailure {
             kind: FailureKind::Exception,
             message: clamp(text),
-            thrown: thrown_fields,
+            host_error: None,
         },
         retire: false,
+        escaped: state.escaped(ctx, &thrown),
     }
+}
+
+/// Keeps the engine's first shape for an `InternalError` alive during the
+/// run, so that when the heap runs out the engine's error object needs no
+/// new shape and allocating it always passes the collector first (see
+/// [`heap_ran_out`]).
+fn oom_error_shape<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Option<Object<'js>>> {
+    let _ = rquickjs::Exception::throw_internal(ctx, "");
+    let proto = ctx.catch().as_object().and_then(Object::get_prototype);
+    proto
+        .map(|p| Object::new_proto(ctx.clone(), Some(&p)))
+        .transpose()
+}
+
+/// Whether this run's heap reached its limit. The collector's threshold is
+/// never below the heap it last found alive plus a half, and the engine
+/// collects before allocating an object above it: so when even its
+/// out-of-memory error could not be allocated, the threshold is at least
+/// the limit. A program whose live heap passed two thirds of the limit and
+/// then threw `null` itself reads as out of memory too.
+fn heap_ran_out(ctx: &Ctx<'_>, state: &RunState) -> bool {
+    crate::sys::gc_threshold(ctx) >= state.limits.heap_bytes
 }
 
 fn string_prop<'js>(ctx: &Ctx<'js>, obj: &Object<'js>, key: &str) -> Option<String> {
@@ -453,46 +505,6 @@ fn program_line<'js>(ctx: &Ctx<'js>, obj: &Object<'js>) -> Option<u32> {
         .take_while(char::is_ascii_digit)
         .collect();
     digits.parse().ok()
-}
-
-/// Own typed fields of a thrown object (`code`, `retryable`, …). Untrusted:
-/// the gateway matches them against failures it recorded (E6).
-fn typed_fields<'js>(ctx: &Ctx<'js>, obj: &Object<'js>) -> Option<serde_json::Value> {
-    let own: Vec<String> = match obj
-        .own_keys::<String>(Filter::new().string())
-        .collect::<rquickjs::Result<_>>()
-    {
-        Ok(keys) => keys,
-        Err(_) => {
-            let _ = ctx.catch();
-            return None;
-        }
-    };
-    let mut map = serde_json::Map::new();
-    for field in TYPED_FIELDS {
-        if !own.iter().any(|k| k == field) {
-            continue;
-        }
-        let v: Value<'js> = match obj.get(field) {
-            Ok(v) => v,
-            Err(_) => {
-                let _ = ctx.catch();
-                continue;
-            }
-        };
-        match json::to_json(ctx, v, MAX_THROWN_FIELD_BYTES) {
-            Ok(Some(text)) => {
-                if let Ok(parsed) = serde_json::from_str(&text) {
-                    map.insert(field.to_owned(), parsed);
-                }
-            }
-            Ok(None) => {}
-            Err(_) => {
-                let _ = ctx.catch();
-            }
-        }
-    }
-    (!map.is_empty()).then_some(serde_json::Value::Object(map))
 }
 
 fn render_primitive<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {

@@ -8,8 +8,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use connecta_sandbox::{
     BindingHost, BindingNamespace, CodeRunRequest, CodeRunResult, CodeRuntime, FailureKind,
-    HostError, PoolOptions, QuickJsPool,
+    HostError, PoolOptions, QuickJsPool, TypedFailure,
 };
+use serde_json::value::{RawValue, to_raw_value};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -48,7 +49,35 @@ impl Drop for DropFlag {
 
 #[async_trait]
 impl BindingHost for TestHost {
-    async fn call(&self, global: &str, function: &str, args: Value) -> Result<Value, HostError> {
+    async fn call(
+        &self,
+        global: &str,
+        function: &str,
+        args: Value,
+    ) -> Result<Box<RawValue>, HostError> {
+        let value = self.answer(global, function, args).await?;
+        Ok(to_raw_value(&value).expect("a JSON value serializes"))
+    }
+}
+
+/// The typed failure `connecta.fail(code)` rejects with.
+pub fn typed_failure(code: &str) -> HostError {
+    HostError {
+        message: format!("tool failed: {code}"),
+        typed: Some(TypedFailure {
+            code: code.into(),
+            retryable: true,
+            retry_after_ms: Some(1500),
+            details: [("connector".to_owned(), json!("ci"))]
+                .into_iter()
+                .collect(),
+            next_action: Some(json!({ "tool": "search_tools", "arguments": { "query": "ci" } })),
+        }),
+    }
+}
+
+impl TestHost {
+    async fn answer(&self, global: &str, function: &str, args: Value) -> Result<Value, HostError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         assert_eq!(global, "connecta");
         let first = args.get(0).cloned().unwrap_or(Value::Null);
@@ -62,20 +91,8 @@ impl BindingHost for TestHost {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 Ok(json!(ms))
             }
-            "fail" => Err(HostError {
-                message: format!("tool failed: {}", first.as_str().unwrap_or("boom")),
-                typed: Some(json!({
-                    "code": first,
-                    "retryable": true,
-                    "retryAfterMs": 1500,
-                    "details": { "connector": "ci" },
-                    "ignored": "not copied",
-                })),
-            }),
-            "failUntyped" => Err(HostError {
-                message: "plain failure".into(),
-                typed: None,
-            }),
+            "fail" => Err(typed_failure(first.as_str().unwrap_or("boom"))),
+            "failUntyped" => Err(HostError::untyped("plain failure")),
             "big" => Ok(Value::String(
                 "x".repeat(first.as_u64().unwrap_or(0) as usize),
             )),

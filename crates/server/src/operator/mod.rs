@@ -96,7 +96,7 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        connecta_store::create_private_dir(dir)?;
     }
     let mut f = std::fs::OpenOptions::new()
         .write(true)

@@ -1,11 +1,15 @@
 //! Operator sign-in: the secret check, the signed session cookie, and the
 //! limit on failed attempts.
 //!
-//! A session is `v1.<expiry ms>.<name, base64url>.<HMAC, base64url>`: no
+//! A session is `v2.<expiry ms>.<name, base64url>.<HMAC, base64url>`: no
 //! server-side state, so every replica with the same secret accepts it.
-//! The HMAC key is derived from the secret, so a new secret ends every
-//! session. The secret itself is only ever compared (constant time, as
-//! digests of equal length), never stored or echoed.
+//! The HMAC key is derived from the secret with HKDF-SHA256 under its own
+//! label ([`SESSION_KEY_INFO`]), so a new secret ends every session and no
+//! other use of the secret can yield the same key. (`v1` sessions were
+//! signed under a key made by hashing the secret; they are refused, and
+//! their operators sign in again.) The secret itself is only ever compared
+//! (constant time, as digests of equal length), never stored or echoed;
+//! the digest and the key are wiped when the gateway drops them.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -13,15 +17,25 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use connecta_core::secret::Secret;
+use hkdf::Hkdf;
 use hmac::{Hmac, KeyInit, Mac};
 use rand::RngExt;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+use zeroize::Zeroize;
 
 /// The cookie's name: this prefix and a hash of the gateway's public URL,
 /// so gateways on one host (cookies ignore ports) keep their own sessions,
 /// and replicas behind one URL share one.
 const COOKIE_PREFIX: &str = "connecta_operator_";
+
+/// The HKDF-SHA256 `info` of the session cookies' HMAC key (the operator
+/// secret is the input key material). Any other key ever derived from the
+/// secret takes another label.
+const SESSION_KEY_INFO: &[u8] = b"connecta operator session cookie v2";
+
+/// The cookie format this build signs and accepts.
+const SESSION_VERSION: &str = "v2";
 
 /// Failed sign-ins allowed per window, across all callers.
 const MAX_FAILURES: u32 = 10;
@@ -95,12 +109,9 @@ impl Operator {
         let secure = public_url.starts_with("https://");
         let url_hash = Sha256::digest(public_url.trim_end_matches('/').as_bytes());
         let secret_digest: [u8; 32] = Sha256::digest(secret.expose().as_bytes()).into();
-        let mut h = Sha256::new();
-        h.update(b"connecta operator session v1\0");
-        h.update(secret.expose().as_bytes());
         Operator {
             secret_digest,
-            mac_key: h.finalize().into(),
+            mac_key: session_key(secret),
             lifetime,
             secure,
             failures: Mutex::new((Instant::now(), 0)),
@@ -158,7 +169,7 @@ impl Operator {
         m.update(body.as_bytes());
         m.verify_slice(&mac).ok()?;
         let mut parts = body.split('.');
-        let (Some("v1"), Some(exp), Some(name), None) =
+        let (Some(SESSION_VERSION), Some(exp), Some(name), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             return None;
@@ -180,7 +191,7 @@ impl Operator {
 
     fn encode(&self, s: &Session) -> String {
         let body = format!(
-            "v1.{}.{}",
+            "{SESSION_VERSION}.{}.{}",
             s.expires_at_ms,
             URL_SAFE_NO_PAD.encode(s.name.as_bytes())
         );
@@ -197,6 +208,23 @@ impl Operator {
             if self.secure { "; Secure" } else { "" }
         )
     }
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        self.mac_key.zeroize();
+        self.secret_digest.zeroize();
+    }
+}
+
+/// The session cookies' HMAC key: HKDF-SHA256 of the operator secret
+/// (no salt) under [`SESSION_KEY_INFO`].
+fn session_key(secret: &Secret) -> [u8; 32] {
+    let mut key = [0u8; 32];
+    Hkdf::<Sha256>::new(None, secret.expose().as_bytes())
+        .expand(SESSION_KEY_INFO, &mut key)
+        .expect("32 bytes is a valid HKDF-SHA256 output length");
+    key
 }
 
 #[cfg(test)]
@@ -252,7 +280,7 @@ mod tests {
             format!("{forged_exp}.{mac}"),
             format!("{body}."),
             format!("{}=", o.cookie_name),
-            format!("{}=v1.9999999999999.YQ.AAAA", o.cookie_name),
+            format!("{}=v2.9999999999999.YQ.AAAA", o.cookie_name),
         ] {
             assert_eq!(o.session(Some(&bad), 2_000), None, "{bad}");
         }
@@ -261,6 +289,26 @@ mod tests {
             op("another-secret-entirely").session(Some(&good), 2_000),
             None
         );
+    }
+
+    /// The session key is HKDF-SHA256(secret, info = SESSION_KEY_INFO):
+    /// the cookie below was signed by an independent implementation (Python's
+    /// `hmac`/`hashlib`, RFC 5869 by hand). A cookie signed under the old
+    /// key (SHA-256 of a prefix and the secret) is refused.
+    #[test]
+    fn the_session_key_is_derived_with_hkdf_under_its_own_label() {
+        let o = op("correct-horse-battery-staple");
+        let cookie = |v: &str| format!("{}={v}", o.cookie_name);
+        let hkdf_signed = "v2.4102444800000.YWxpY2U.Ie3ym-WxGDeuvlr4-EekffdEth3JhixwHpYMBLSbldk";
+        assert_eq!(
+            o.session(Some(&cookie(hkdf_signed)), 1_000),
+            Some(Session {
+                name: "alice".into(),
+                expires_at_ms: 4_102_444_800_000
+            })
+        );
+        let hash_signed = "v1.4102444800000.YWxpY2U.UFaLrjb1sndij5qfxsK_7mZ4gFcOaLus3hgeZwLOiNk";
+        assert_eq!(o.session(Some(&cookie(hash_signed)), 1_000), None);
     }
 
     #[test]
