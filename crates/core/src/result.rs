@@ -50,6 +50,15 @@ impl ToolResult {
         Value::Object(raw)
     }
 
+    /// [`ToolResult::unwrap_value`] of an owned result: structured content
+    /// is moved, not copied.
+    pub fn into_value(mut self) -> Value {
+        match self.structured_content.take() {
+            Some(structured) => structured,
+            None => self.unwrap_value(),
+        }
+    }
+
     /// The first text of an error result, for building a typed failure.
     pub fn error_text(&self) -> String {
         let joined: Vec<&str> = self.text_blocks().collect();
@@ -248,6 +257,22 @@ pub fn page_utf8(text: &str, offset: usize, max_bytes: usize) -> Page<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn s5_an_owned_result_unwraps_to_the_same_value() {
+        let structured = ToolResult {
+            content: vec![text_block("{\"a\":1}")],
+            structured_content: Some(json!({"b": 2})),
+            is_error: false,
+        };
+        let text = ToolResult {
+            content: vec![text_block("{\"a\":1}"), text_block("x")],
+            ..ToolResult::default()
+        };
+        for r in [structured, text] {
+            assert_eq!(r.clone().into_value(), r.unwrap_value());
+        }
+    }
 
     #[test]
     fn s5_unwrap_prefers_structured_then_parsed_text_then_raw() {

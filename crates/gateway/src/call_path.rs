@@ -16,9 +16,17 @@ use connecta_core::result::ToolResult;
 use serde_json::{Map, Value};
 
 use crate::approvals::Question;
-use crate::catalog_cell::Loaded;
 use crate::clock::now_ms;
+use crate::validate::ArgValidator;
 use crate::{ConnectorHandle, Gateway, RequestCtx};
+
+/// A JSON object's map; arguments are checked to be an object before this.
+fn into_object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
 
 /// Whether a call must be explicitly read-only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,24 +62,19 @@ pub(crate) struct Ask<'a> {
     pub client_may_answer: bool,
 }
 
-/// A resolved tool: its connector and the catalog it came from.
-pub(crate) struct Resolved<'g> {
-    pub handle: &'g ConnectorHandle,
-    pub tool: Arc<ToolDef>,
-    pub loaded: Arc<Loaded>,
+/// The connector an address names, found once at the meta-tool edge and
+/// carried down the call path: the handle and the tool name the address gives.
+#[derive(Clone, Copy)]
+pub(crate) struct Target<'a> {
+    pub handle: &'a ConnectorHandle,
+    pub tool: &'a str,
 }
 
-/// The outcome of resolving an address that names a real connector.
-pub(crate) enum Resolution<'g> {
-    Found(Resolved<'g>),
-    /// Failed, attributable to a connector (an activity event is due).
-    Refused {
-        connector: &'g str,
-        tool: String,
-        error: ToolError,
-    },
-    /// No connector owns the address (no event, contract V3).
-    Unknown(ToolError),
+/// A tool found in its connector's catalog, with its compiled validator.
+pub(crate) struct Resolved<'a> {
+    pub handle: &'a ConnectorHandle,
+    pub tool: Arc<ToolDef>,
+    pub validator: Arc<ArgValidator>,
 }
 
 /// What happened to one dispatched call, for the caller to shape and record.
@@ -88,153 +91,125 @@ pub(crate) struct Dispatched {
 }
 
 impl Gateway {
-    /// Find the tool `address` names, waiting for its catalog until
-    /// `deadline` if one is given.
-    pub(crate) async fn resolve(&self, address: &str, deadline: Option<Instant>) -> Resolution<'_> {
-        let Some(addr) = Address::parse(address) else {
-            return Resolution::Unknown(ToolError::unknown_address(address));
-        };
-        let Some(handle) = self.connector(addr.connector) else {
-            return Resolution::Unknown(ToolError::unknown_address(address));
-        };
-        let connector = handle.config.id.as_str();
+    /// The connector `address` names, if any (no event is due for an
+    /// address no connector owns, contract V3).
+    pub(crate) fn target<'a>(&'a self, address: &'a str) -> Option<Target<'a>> {
+        let addr = Address::parse(address)?;
+        let handle = self.connector(addr.connector)?;
+        Some(Target {
+            handle,
+            tool: addr.tool,
+        })
+    }
+
+    /// Find the target's tool, waiting for its catalog until `deadline` if
+    /// one is given. A failure is attributable to the connector.
+    pub(crate) async fn resolve<'a>(
+        &self,
+        target: Target<'a>,
+        deadline: Option<Instant>,
+    ) -> Result<Resolved<'a>, ToolError> {
+        let catalog = &target.handle.catalog;
         let loaded = match deadline {
             Some(d) => {
-                handle
-                    .catalog
+                catalog
                     .get_within(d.saturating_duration_since(Instant::now()))
                     .await
             }
-            None => handle.catalog.get().await,
-        };
-        let loaded = match loaded {
-            Ok(l) => l,
-            Err(e) => {
-                return Resolution::Refused {
-                    connector,
-                    tool: addr.tool.to_owned(),
-                    error: self.scrub(e),
-                };
-            }
-        };
-        match loaded.catalog.get(addr.tool) {
-            Some(tool) => Resolution::Found(Resolved {
-                handle,
-                tool: tool.clone(),
-                loaded: loaded.clone(),
-            }),
-            None => Resolution::Refused {
-                connector,
-                tool: addr.tool.to_owned(),
-                error: ToolError::unknown_tool(connector, addr.tool),
-            },
+            None => catalog.get().await,
         }
+        .map_err(|e| self.scrub(e))?;
+        let Some(tool) = loaded.catalog.get(target.tool) else {
+            return Err(ToolError::unknown_tool(
+                &target.handle.config.id,
+                target.tool,
+            ));
+        };
+        Ok(Resolved {
+            handle: target.handle,
+            validator: loaded.validator(tool),
+            tool: tool.clone(),
+        })
     }
 
     /// Resolve, check, and call. Never records activity: the caller does,
     /// once it knows how the result was shaped.
     pub(crate) async fn dispatch(&self, spec: CallSpec<'_>, ctx: &RequestCtx) -> Dispatched {
+        self.dispatch_to(self.target(spec.address), spec, ctx).await
+    }
+
+    /// [`Gateway::dispatch`] to a target found already.
+    pub(crate) async fn dispatch_to(
+        &self,
+        target: Option<Target<'_>>,
+        spec: CallSpec<'_>,
+        ctx: &RequestCtx,
+    ) -> Dispatched {
         let started = Instant::now();
-        let resolution = self.resolve(spec.address, spec.deadline).await;
-        let catalog_time = started.elapsed();
-        let resolved = match resolution {
-            Resolution::Found(r) => r,
-            Resolution::Refused {
-                connector,
-                tool,
-                error,
-            } => {
-                return Dispatched {
-                    connector: Some(connector.to_owned()),
-                    tool_name: tool,
-                    result: Err(error),
-                    attempts: 1,
-                    started,
-                    catalog_time,
-                    connector_time: Duration::ZERO,
-                };
-            }
-            Resolution::Unknown(error) => {
-                return Dispatched {
-                    connector: None,
-                    tool_name: spec.address.to_owned(),
-                    result: Err(error),
-                    attempts: 1,
-                    started,
-                    catalog_time,
-                    connector_time: Duration::ZERO,
-                };
-            }
-        };
-        let connector = resolved.handle.config.id.clone();
-        let tool_name = resolved.tool.name.clone();
-        let mut connector_time = Duration::ZERO;
-        let done = |result: Result<ToolResult, ToolError>,
-                    attempts: u32,
-                    connector_time: Duration| Dispatched {
-            connector: Some(connector.clone()),
-            tool_name: tool_name.clone(),
-            result,
-            attempts,
+        let mut d = Dispatched {
+            connector: target.map(|t| t.handle.config.id.clone()),
+            tool_name: target.map_or(spec.address, |t| t.tool).to_owned(),
+            result: Ok(ToolResult::default()),
+            attempts: 1,
             started,
-            catalog_time,
-            connector_time,
+            catalog_time: Duration::ZERO,
+            connector_time: Duration::ZERO,
         };
-        if spec.boundary == Boundary::ReadOnly && !is_read_only(&resolved.tool.annotations) {
-            return done(
-                Err(ToolError::requires_approval(
-                    spec.address,
-                    spec.args.as_ref(),
-                )),
-                1,
-                connector_time,
-            );
+        let Some(target) = target else {
+            d.result = Err(ToolError::unknown_address(spec.address));
+            return d;
+        };
+        let resolved = self.resolve(target, spec.deadline).await;
+        d.catalog_time = started.elapsed();
+        let result = match resolved {
+            Ok(r) => self.call_resolved(&r, spec, ctx, &mut d).await,
+            Err(e) => Err(e),
+        };
+        d.result = result;
+        d
+    }
+
+    /// The read-only predicate, validation, the approval question, admission,
+    /// then the connector, with retries; `d` counts attempts and time.
+    async fn call_resolved(
+        &self,
+        r: &Resolved<'_>,
+        spec: CallSpec<'_>,
+        ctx: &RequestCtx,
+        d: &mut Dispatched,
+    ) -> Result<ToolResult, ToolError> {
+        if spec.boundary == Boundary::ReadOnly && !is_read_only(&r.tool.annotations) {
+            return Err(ToolError::requires_approval(
+                spec.address,
+                spec.args.as_ref(),
+            ));
         }
-        let args = match spec.args {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m,
+        // The arguments stay the tree the request was parsed into, from
+        // validation to the downstream request.
+        let mut args = match spec.args {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(a @ Value::Object(_)) => a,
             Some(_) => {
-                return done(
-                    Err(ToolError::invalid_args(
-                        "`args` must be a JSON object of the tool's arguments",
-                    )),
-                    1,
-                    connector_time,
-                );
+                return Err(ToolError::invalid_args(
+                    "`args` must be a JSON object of the tool's arguments",
+                ));
             }
         };
-        let args_value = Value::Object(args);
-        if let Err(e) = resolved.loaded.validator(&resolved.tool).check(&args_value) {
-            return done(Err(e), 1, connector_time);
-        }
+        r.validator.check(&args)?;
         if let Some(ask) = &spec.ask {
             let question = Question {
-                connector: &connector,
-                tool: &tool_name,
+                connector: &r.handle.config.id,
+                tool: &r.tool.name,
                 address: spec.address,
-                args: &args_value,
+                args: &args,
                 reason: ask.reason,
                 client_may_answer: ask.client_may_answer,
             };
-            if let Err(e) = self.ask_approval(ctx, &question).await {
-                return done(Err(e), 1, connector_time);
-            }
+            self.ask_approval(ctx, &question).await?;
         }
-        let Value::Object(args) = args_value else {
-            return done(
-                Err(ToolError::invalid_args("`args` must be an object")),
-                1,
-                connector_time,
-            );
-        };
-        let _permit = match resolved.handle.admission.admit() {
-            Ok(p) => p,
-            Err(e) => return done(Err(e), 1, connector_time),
-        };
-        let retry_allowed = may_retry(&resolved.tool.annotations);
-        let mut attempts = 0u32;
+        let _permit = r.handle.admission.admit()?;
+        let retry_allowed = may_retry(&r.tool.annotations);
         loop {
-            attempts += 1;
             let timeout = match spec.deadline {
                 Some(end) => spec
                     .timeout
@@ -242,58 +217,65 @@ impl Gateway {
                 None => spec.timeout,
             };
             if timeout.is_zero() {
-                let e = ToolError::new(
+                return Err(ToolError::new(
                     ErrorCode::Timeout,
                     format!(
                         "the call's {} ms deadline passed before {} could be called",
                         spec.timeout.as_millis(),
                         clamp_text(spec.address, 257)
                     ),
-                );
-                return done(Err(e), attempts, connector_time);
+                ));
             }
             let options = CallOptions {
                 timeout,
                 cancel: ctx.cancel.child_token(),
             };
+            let another = retry_allowed && d.attempts <= spec.max_retries;
+            // Copied only when another attempt may need them.
+            let attempt_args = if another {
+                args.clone()
+            } else {
+                std::mem::take(&mut args)
+            };
             let call_started = Instant::now();
-            let result = resolved
+            let result = r
                 .handle
                 .connector
-                .call(&resolved.tool.name, args.clone(), options)
+                .call(&r.tool.name, into_object(attempt_args), options)
                 .await;
             let took = call_started.elapsed();
-            connector_time += took;
+            d.connector_time += took;
             let result = match result {
-                Ok(r) if r.is_error => Err(self.downstream_error(&connector, &r)),
-                Ok(mut r) => {
-                    self.redactor.redact_result(&mut r);
-                    Ok(r)
+                Ok(res) if res.is_error => Err(self.downstream_error(&r.handle.config.id, &res)),
+                Ok(mut res) => {
+                    self.redactor.redact_result(&mut res);
+                    Ok(res)
                 }
                 Err(e) => Err(self.scrub(e)),
             };
-            resolved.handle.calls.observe(result.as_ref(), took);
+            r.handle.calls.observe(result.as_ref(), took);
             let err = match result {
-                Ok(r) => return done(Ok(r), attempts, connector_time),
+                Ok(res) => return Ok(res),
                 Err(e) => e,
             };
-            if !(err.retryable && retry_allowed && attempts <= spec.max_retries) {
-                return done(Err(err), attempts, connector_time);
+            if !(err.retryable && another) {
+                return Err(err);
             }
             let wait = match err.retry_after_ms {
                 // Honour a short window exactly; decline a long one (Y4).
                 Some(ms) if ms > self.config.limits.max_retry_after.as_millis() as u64 => {
-                    return done(Err(err), attempts, connector_time);
+                    return Err(err);
                 }
                 Some(ms) => Duration::from_millis(ms),
-                None => Duration::from_millis(100 * (1 << (attempts - 1).min(4))),
+                None => Duration::from_millis(100 * (1 << (d.attempts - 1).min(4))),
             };
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
                 () = ctx.cancel.cancelled() => {
-                    return done(Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled")), attempts, connector_time);
+                    return Err(ToolError::new(ErrorCode::Cancelled, "the call was cancelled"));
                 }
             }
+            d.attempts += 1;
         }
     }
 

@@ -109,9 +109,13 @@ impl Loaded {
     /// The compiled validator for a tool's input schema, compiled on first use.
     pub fn validator(&self, tool: &ToolDef) -> Arc<ArgValidator> {
         let mut map = self.validators.lock().unwrap_or_else(|p| p.into_inner());
-        map.entry(tool.name.clone())
-            .or_insert_with(|| Arc::new(ArgValidator::compile(&tool.input_schema.value())))
-            .clone()
+        // Looked up by `&str` first: the name is copied once, not per call.
+        if let Some(v) = map.get(tool.name.as_str()) {
+            return v.clone();
+        }
+        let v = Arc::new(ArgValidator::compile(&tool.input_schema.value()));
+        map.insert(tool.name.clone(), v.clone());
+        v
     }
 }
 

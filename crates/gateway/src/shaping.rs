@@ -48,10 +48,10 @@ impl Gateway {
                     friction: None,
                 });
             }
-            let text = compact(&result.unwrap_value());
+            let text = compact(&result.into_value());
             return self.stash(text, cap, ctx).await;
         }
-        let mut value = result.unwrap_value();
+        let mut value = result.into_value();
         let mut notes = Vec::new();
         if let Some(paths) = fields {
             let p = project_fields(&value, paths).map_err(ToolError::invalid_args)?;
@@ -171,10 +171,49 @@ pub(crate) fn compact(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
-/// Serialized bytes of a passthrough result: every block counts.
+/// Serialized bytes of a passthrough result: every block counts. Counted,
+/// not written out.
 fn passthrough_size(r: &ToolResult) -> usize {
-    r.content.iter().map(|b| compact(b).len()).sum::<usize>()
-        + r.structured_content
-            .as_ref()
-            .map_or(0, |s| compact(s).len())
+    r.content
+        .iter()
+        .chain(&r.structured_content)
+        .map(compact_len)
+        .sum()
+}
+
+fn compact_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    // Writing a JSON value to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut n, v);
+    n.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_passthrough_is_measured_as_its_compact_json() {
+        let r = ToolResult {
+            content: vec![
+                json!({"type": "text", "text": "héllo \"quoted\""}),
+                json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+            ],
+            structured_content: Some(json!({"a": [1, 2.5, null], "b": {"c": "ü"}})),
+            is_error: false,
+        };
+        let expected: usize = r.content.iter().map(|b| compact(b).len()).sum::<usize>()
+            + compact(r.structured_content.as_ref().expect("set")).len();
+        assert_eq!(passthrough_size(&r), expected);
+    }
 }

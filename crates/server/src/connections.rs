@@ -43,7 +43,13 @@ pub(crate) async fn serve(
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, _)) => {
+                    // Small JSON answers: with Nagle's algorithm on, a
+                    // response written in two segments waits for the
+                    // client's delayed ACK.
+                    let _ = stream.set_nodelay(true);
+                    stream
+                }
                 Err(e) => {
                     accept_failed(e).await;
                     continue;

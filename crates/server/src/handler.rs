@@ -217,7 +217,10 @@ impl ServerHandler for ConnectaServer {
             ctx = ctx.with_approval_input(input);
         }
         let args = request.arguments.unwrap_or_default();
-        let out = self.gateway.call_meta(&request.name, args, &ctx).await;
+        // Boxed: the gateway's future is large, and rmcp moves the one it
+        // spawns per request (this one) several times; a box is moved as a
+        // pointer.
+        let out = Box::pin(self.gateway.call_meta(&request.name, args, &ctx)).await;
         if let Some(asked) = ctx.input_request() {
             return Ok(CallToolResponse::InputRequired(input_required(asked)));
         }

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use connecta_core::activity::ActivityEvent;
 use tokio::sync::{mpsc, oneshot};
@@ -15,6 +16,12 @@ use crate::Store;
 const QUEUE_CAPACITY: usize = 16_384;
 /// Events per store write at most.
 const BATCH: usize = 512;
+/// How long the writer waits after an event for more to join its write.
+/// A write of one event costs the store a transaction (a WAL frame, a commit
+/// and a round trip to SQLite's thread: about 40% of the gateway's CPU per
+/// call at one call in flight, docs/performance.md); a few milliseconds of
+/// waiting turn those into one write per batch. A flush ends the wait.
+const LINGER: Duration = Duration::from_millis(10);
 
 enum Msg {
     Event(Box<ActivityEvent>),
@@ -67,17 +74,7 @@ impl ActivityWriter {
         let task = tokio::spawn(async move {
             let mut batch: Vec<ActivityEvent> = Vec::with_capacity(BATCH);
             let mut waiters: Vec<oneshot::Sender<()>> = Vec::new();
-            while let Some(first) = rx.recv().await {
-                let mut next = Some(first);
-                while let Some(msg) = next.take() {
-                    match msg {
-                        Msg::Event(e) => batch.push(*e),
-                        Msg::Flush(w) => waiters.push(w),
-                    }
-                    if batch.len() < BATCH {
-                        next = rx.try_recv().ok();
-                    }
-                }
+            while collect(&mut rx, &mut batch, &mut waiters).await {
                 if !batch.is_empty() {
                     if let Err(e) = store.activity_append(&batch).await {
                         // Activity is best-effort by design: a failed write is
@@ -103,5 +100,101 @@ impl ActivityWriter {
     /// Finish writing once every sink clone is dropped.
     pub async fn finish(self) {
         let _ = self.task.await;
+    }
+}
+
+/// Gather the next write into `batch` (and the flushes it answers into
+/// `waiters`): what is queued, then what arrives within [`LINGER`] of the
+/// first message, until the batch is full or a flush asks for it. False
+/// once every sink is gone and nothing is left.
+async fn collect(
+    rx: &mut mpsc::Receiver<Msg>,
+    batch: &mut Vec<ActivityEvent>,
+    waiters: &mut Vec<oneshot::Sender<()>>,
+) -> bool {
+    let Some(first) = rx.recv().await else {
+        return false;
+    };
+    let linger_until = tokio::time::Instant::now() + LINGER;
+    let mut next = Some(first);
+    loop {
+        while let Some(msg) = next.take() {
+            match msg {
+                Msg::Event(e) => batch.push(*e),
+                Msg::Flush(w) => waiters.push(w),
+            }
+            if batch.len() < BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        if batch.len() >= BATCH || !waiters.is_empty() {
+            return true;
+        }
+        match tokio::time::timeout_at(linger_until, rx.recv()).await {
+            Ok(Some(msg)) => next = Some(msg),
+            // The linger is over, or every sink is gone.
+            Ok(None) | Err(_) => return true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use connecta_core::activity::{Actor, CallRecord, Source};
+
+    use super::*;
+
+    fn event(i: usize) -> Msg {
+        Msg::Event(Box::new(ActivityEvent::new(
+            format!("ev-{i}"),
+            1_000,
+            "req-1",
+            &Actor::anonymous(),
+            CallRecord {
+                connector_id: "a",
+                tool_name: "t",
+                source: Source::CallTool,
+                duration_ms: 1,
+                attempts: 1,
+                error_code: None,
+                friction: None,
+            },
+        )))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn events_a_millisecond_apart_share_one_write() {
+        let (tx, mut rx) = mpsc::channel(16);
+        let sender = tokio::spawn(async move {
+            for i in 0..5 {
+                tx.send(event(i)).await.expect("send");
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            // Long after the linger: the next write.
+            tokio::time::sleep(LINGER * 3).await;
+            tx.send(event(5)).await.expect("send");
+        });
+        let (mut batch, mut waiters) = (Vec::new(), Vec::new());
+        assert!(collect(&mut rx, &mut batch, &mut waiters).await);
+        assert_eq!(batch.len(), 5);
+        batch.clear();
+        assert!(collect(&mut rx, &mut batch, &mut waiters).await);
+        assert_eq!(batch.len(), 1);
+        sender.await.expect("sender");
+        batch.clear();
+        assert!(!collect(&mut rx, &mut batch, &mut waiters).await);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_flush_ends_the_wait() {
+        let (tx, mut rx) = mpsc::channel(16);
+        tx.send(event(0)).await.expect("send");
+        let (done, _answer) = oneshot::channel();
+        tx.send(Msg::Flush(done)).await.expect("send");
+        let started = tokio::time::Instant::now();
+        let (mut batch, mut waiters) = (Vec::new(), Vec::new());
+        assert!(collect(&mut rx, &mut batch, &mut waiters).await);
+        assert_eq!((batch.len(), waiters.len()), (1, 1));
+        assert_eq!(started.elapsed(), Duration::ZERO);
     }
 }

@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use connecta_core::activity::Source;
-use connecta_core::address::Address;
 use connecta_core::config::{ApprovalPolicy, Approvers};
 use connecta_core::error::{ErrorCode, ToolError};
 use connecta_core::result::check_field_paths;
@@ -12,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{MetaOutput, parse_args};
-use crate::call_path::{Ask, Boundary, CallSpec, Resolution};
+use crate::call_path::{Ask, Boundary, CallSpec, Target};
 use crate::shaping::ResultMode;
 use crate::{Gateway, RequestCtx};
 
@@ -69,30 +68,26 @@ impl From<Mode> for ResultMode {
 }
 
 impl Gateway {
-    fn call_timeout(&self, address: &str, requested: Option<u64>) -> Result<Duration, ToolError> {
-        let max = self.config.limits.max_call_timeout;
-        match requested {
-            None => Ok(Address::parse(address)
-                .and_then(|a| self.connector(a.connector))
-                .map_or(self.config.limits.call_timeout, |h| h.config.timeout)),
-            Some(0) => Err(ToolError::invalid_args("timeoutMs must be at least 1")),
-            Some(ms) if ms as u128 > max.as_millis() => Err(ToolError::invalid_args(format!(
-                "timeoutMs may be at most {} (this deployment's limits.max_call_timeout_ms)",
-                max.as_millis()
-            ))),
-            Some(ms) => Ok(Duration::from_millis(ms)),
-        }
-    }
-
     /// Everything about a call that can be refused before anything is
     /// called: its timeout (returned) and its `fields` paths.
     fn check_call(
         &self,
-        address: &str,
+        target: Option<Target<'_>>,
         timeout_ms: Option<u64>,
         fields: Option<&[String]>,
     ) -> Result<Duration, ToolError> {
-        let timeout = self.call_timeout(address, timeout_ms)?;
+        let max = self.config.limits.max_call_timeout;
+        let timeout = match timeout_ms {
+            None => target.map_or(self.config.limits.call_timeout, |t| t.handle.config.timeout),
+            Some(0) => return Err(ToolError::invalid_args("timeoutMs must be at least 1")),
+            Some(ms) if ms as u128 > max.as_millis() => {
+                return Err(ToolError::invalid_args(format!(
+                    "timeoutMs may be at most {} (this deployment's limits.max_call_timeout_ms)",
+                    max.as_millis()
+                )));
+            }
+            Some(ms) => Duration::from_millis(ms),
+        };
         if let Some(paths) = fields {
             check_field_paths(paths).map_err(ToolError::invalid_args)?;
         }
@@ -105,25 +100,22 @@ impl Gateway {
     fn refuse_before_call(
         &self,
         ctx: &RequestCtx,
-        address: &str,
+        target: Option<Target<'_>>,
         source: Source,
         error: ToolError,
         started: Instant,
     ) -> ToolError {
-        if let Some(addr) = Address::parse(address)
-            && let Some(h) = self.connector(addr.connector)
-        {
-            self.record_refusal(ctx, &h.config.id, addr.tool, source, error.code, started);
+        if let Some(t) = target {
+            self.record_refusal(
+                ctx,
+                &t.handle.config.id,
+                t.tool,
+                source,
+                error.code,
+                started,
+            );
         }
         error
-    }
-
-    fn result_cap(&self, address: &str) -> usize {
-        Address::parse(address)
-            .and_then(|a| self.connector(a.connector))
-            .map_or(self.config.limits.result_cap_bytes, |h| {
-                h.config.result_cap_bytes
-            })
     }
 
     pub(crate) async fn call_tool(
@@ -133,14 +125,15 @@ impl Gateway {
     ) -> Result<MetaOutput, ToolError> {
         let a: CallArgs = parse_args("call_tool", args)?;
         let started = Instant::now();
+        let target = self.target(&a.address);
         let max_retries = a.max_retries.unwrap_or(0);
         let checked = if max_retries > 2 {
             Err(ToolError::invalid_args("maxRetries must be 0, 1 or 2"))
         } else {
-            self.check_call(&a.address, a.timeout_ms, a.fields.as_deref())
+            self.check_call(target, a.timeout_ms, a.fields.as_deref())
         };
         let timeout = checked
-            .map_err(|e| self.refuse_before_call(ctx, &a.address, Source::CallTool, e, started))?;
+            .map_err(|e| self.refuse_before_call(ctx, target, Source::CallTool, e, started))?;
         let spec = CallSpec {
             address: &a.address,
             args: a.args,
@@ -151,7 +144,8 @@ impl Gateway {
             source: Source::CallTool,
             ask: None,
         };
-        self.run_call(spec, a.result_mode, a.fields, ctx).await
+        self.run_call(target, spec, a.result_mode, a.fields, ctx)
+            .await
     }
 
     pub(crate) async fn call_destructive_tool(
@@ -161,43 +155,29 @@ impl Gateway {
     ) -> Result<MetaOutput, ToolError> {
         let a: DestructiveArgs = parse_args("call_destructive_tool", args)?;
         let started = Instant::now();
+        let target = self.target(&a.address);
+        let source = Source::CallDestructiveTool;
         let timeout = self
-            .check_call(&a.address, a.timeout_ms, a.fields.as_deref())
-            .map_err(|e| {
-                self.refuse_before_call(ctx, &a.address, Source::CallDestructiveTool, e, started)
-            })?;
-        let handle = Address::parse(&a.address).and_then(|addr| self.connector(addr.connector));
-        let policy = handle
-            .and_then(|h| h.config.approval)
+            .check_call(target, a.timeout_ms, a.fields.as_deref())
+            .map_err(|e| self.refuse_before_call(ctx, target, source, e, started))?;
+        let policy = target
+            .and_then(|t| t.handle.config.approval)
             .unwrap_or(self.config.approvals.policy);
-        let approvers = handle
-            .and_then(|h| h.config.approvers)
+        let approvers = target
+            .and_then(|t| t.handle.config.approvers)
             .unwrap_or(self.config.approvals.approvers);
         if policy == ApprovalPolicy::Never
-            && let Some(addr) = Address::parse(&a.address)
-            && let Some(h) = self.connector(addr.connector)
+            && let Some(t) = target
         {
             // The rejection needs a real tool: an unknown address is
             // answered as such before anything is rejected.
-            if let Resolution::Refused { error, .. } = self.resolve(&a.address, None).await {
-                return Err(self.refuse_before_call(
-                    ctx,
-                    &a.address,
-                    Source::CallDestructiveTool,
-                    error,
-                    started,
-                ));
+            if let Err(error) = self.resolve(t, None).await {
+                return Err(self.refuse_before_call(ctx, target, source, error, started));
             }
-            self.record_refusal(
-                ctx,
-                &h.config.id,
-                addr.tool,
-                Source::CallDestructiveTool,
-                ErrorCode::ApprovalRejected,
-                started,
-            );
+            let rejected = ErrorCode::ApprovalRejected;
+            self.record_refusal(ctx, &t.handle.config.id, t.tool, source, rejected, started);
             return Err(ToolError::new(
-                ErrorCode::ApprovalRejected,
+                rejected,
                 format!(
                     "this deployment rejects every destructive call (approval policy \"never\"); {} was not called",
                     a.address
@@ -219,35 +199,35 @@ impl Gateway {
             deadline: None,
             max_retries: 0,
             boundary: Boundary::Approved,
-            source: Source::CallDestructiveTool,
+            source,
             ask: (policy == ApprovalPolicy::Ask).then_some(Ask {
                 reason: reason.as_deref(),
                 client_may_answer: approvers == Approvers::OperatorOrClient,
             }),
         };
-        self.run_call(spec, a.result_mode, a.fields, ctx).await
+        self.run_call(target, spec, a.result_mode, a.fields, ctx)
+            .await
     }
 
     async fn run_call(
         &self,
+        target: Option<Target<'_>>,
         spec: CallSpec<'_>,
         mode: Option<Mode>,
         fields: Option<Vec<String>>,
         ctx: &RequestCtx,
     ) -> Result<MetaOutput, ToolError> {
         let source = spec.source;
-        let cap = self.result_cap(spec.address);
-        let mut d = self.dispatch(spec, ctx).await;
-        let result = std::mem::replace(
-            &mut d.result,
-            Err(ToolError::new(ErrorCode::ResultProcessingFailed, "moved")),
-        );
+        let cap = target.map_or(self.config.limits.result_cap_bytes, |t| {
+            t.handle.config.result_cap_bytes
+        });
+        let mut d = self.dispatch_to(target, spec, ctx).await;
+        let result = std::mem::replace(&mut d.result, Ok(Default::default()));
         match result {
             Ok(r) => {
                 let mode = mode.map_or(ResultMode::Mcp, ResultMode::from);
                 match self.shape(r, mode, fields.as_deref(), cap, ctx).await {
                     Ok(shaped) => {
-                        d.result = Ok(Default::default());
                         self.record(ctx, &d, source, shaped.friction);
                         Ok(shaped.output)
                     }
