@@ -29,13 +29,9 @@ use crate::admission::RequestAdmission;
 use crate::batch::{BATCH_CONCURRENCY, MAX_DEPTH, depth};
 use crate::framing::{Framing, FramingLimits, peek_id};
 
+/// `PROPTEST_CASES` cases (proptest's default reads it; 256 unset).
 fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(256);
     ProptestConfig {
-        cases,
         max_shrink_time: 5_000,
         failure_persistence: None,
         ..ProptestConfig::default()

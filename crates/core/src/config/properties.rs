@@ -12,13 +12,9 @@ use proptest::prelude::*;
 use super::load::interpolate;
 use super::{ConfigError, NoSpecFiles, Scope, parse_config, parse_config_for};
 
+/// `PROPTEST_CASES` cases (proptest's default reads it; 256 unset).
 fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(256);
     ProptestConfig {
-        cases,
         max_shrink_time: 5_000,
         failure_persistence: None,
         ..ProptestConfig::default()
