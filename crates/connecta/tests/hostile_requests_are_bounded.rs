@@ -279,21 +279,7 @@ async fn headers_that_stop_arriving_close_the_connection() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_overloaded_request_is_answered_with_its_own_id() {
-    let gw = Gateway::start(&format!(
-        "[server]\nmax_concurrent_requests = 1\nmax_queued_requests = 0\n\n{}",
-        python_connector("py")
-    ));
-    gw.wait_catalogs().await;
-    let client = connect(&gw.url()).await;
-    let busy = tokio::spawn(async move {
-        let r = call(
-            &client,
-            "call_tool",
-            json!({"address": "py.hang", "args": {"seconds": 6}, "timeoutMs": 4000}),
-        )
-        .await;
-        (client, r)
-    });
+    let (gw, busy) = one_slot_taken(6, 4000).await;
     let deadline = Instant::now() + Duration::from_secs(5);
     let (status, text) = loop {
         let (status, text) = post(

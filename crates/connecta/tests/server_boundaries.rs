@@ -80,22 +80,8 @@ async fn with_no_origins_configured_a_browser_origin_is_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn health_answers_while_every_mcp_slot_is_taken() {
-    let gw = Gateway::start(&format!(
-        "[server]\nmax_concurrent_requests = 1\nmax_queued_requests = 0\n\n{}",
-        python_connector("py")
-    ));
-    gw.wait_catalogs().await;
-    let client = connect(&gw.url()).await;
     // Occupy the only slot with a call that hangs.
-    let busy = tokio::spawn(async move {
-        let r = call(
-            &client,
-            "call_tool",
-            json!({"address": "py.hang", "args": {"seconds": 8}, "timeoutMs": 6000}),
-        )
-        .await;
-        (client, r)
-    });
+    let (gw, busy) = one_slot_taken(8, 6000).await;
     let http = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(5);
     // Once the slot is taken, the next /mcp request is refused at once...

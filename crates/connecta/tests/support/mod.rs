@@ -521,6 +521,30 @@ pub fn python_connector(id: &str) -> String {
     )
 }
 
+/// A gateway with one `/mcp` slot and no queue, and a `py.hang` call of
+/// `seconds` (timing out after `timeout_ms`) started on it; the slot is
+/// taken once a request is refused with 503. The task ends with the client
+/// and the call's result.
+pub async fn one_slot_taken(
+    seconds: u64,
+    timeout_ms: u64,
+) -> (Gateway, tokio::task::JoinHandle<(Client, (Value, bool))>) {
+    let gw = Gateway::start(&format!(
+        "[server]\nmax_concurrent_requests = 1\nmax_queued_requests = 0\n\n{}",
+        python_connector("py")
+    ));
+    gw.wait_catalogs().await;
+    let client = connect(&gw.url()).await;
+    let busy = tokio::spawn(async move {
+        let args = serde_json::json!({
+            "address": "py.hang", "args": {"seconds": seconds}, "timeoutMs": timeout_ms
+        });
+        let r = call(&client, "call_tool", args).await;
+        (client, r)
+    });
+    (gw, busy)
+}
+
 /// Activity events (newest first) as JSON, read through the CLI.
 pub fn activity(gw: &Gateway) -> Vec<Value> {
     let (status, out, err) = run(
