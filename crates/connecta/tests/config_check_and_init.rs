@@ -11,10 +11,7 @@ use support::*;
 /// Writes `body` to `path` and runs `connecta check` on it.
 fn check_file(path: &std::path::Path, body: &str) -> (std::process::ExitStatus, String, String) {
     std::fs::write(path, body).expect("write config");
-    run(
-        Command::new(bin()).args(["check", "--config"]).arg(path),
-        Duration::from_secs(30),
-    )
+    check_config(path)
 }
 
 #[test]
@@ -61,10 +58,7 @@ fn init_writes_a_config_that_checks_clean_and_refuses_to_overwrite() {
         Duration::from_secs(30),
     );
     assert!(status.success(), "{err}");
-    let (status, out, err) = run(
-        Command::new(bin()).args(["check", "--config"]).arg(&path),
-        Duration::from_secs(30),
-    );
+    let (status, out, err) = check_config(&path);
     assert!(status.success(), "{err}");
     assert!(
         out.contains("ok") && out.contains("connector demo"),

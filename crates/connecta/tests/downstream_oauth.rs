@@ -532,12 +532,7 @@ fn check_refuses_oauth_where_it_cannot_apply() {
     ];
     for (config, expected) in cases {
         std::fs::write(&path, config).expect("write");
-        let (status, out, err) = run(
-            std::process::Command::new(bin())
-                .args(["check", "--config"])
-                .arg(&path),
-            Duration::from_secs(30),
-        );
+        let (status, out, err) = check_config(&path);
         assert!(!status.success(), "{config}: {out}");
         assert!(err.contains(expected), "{config}\n{err}");
         assert!(!err.contains("s3cr3t-value"), "a secret was echoed: {err}");

@@ -10,7 +10,6 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -315,10 +314,7 @@ fn check_locates_oauth_config_errors() {
         ),
     ] {
         std::fs::write(&path, format!("{body}\n{}", demo_connector())).expect("write");
-        let (status, out, err) = run(
-            Command::new(bin()).args(["check", "--config"]).arg(&path),
-            Duration::from_secs(30),
-        );
+        let (status, out, err) = check_config(&path);
         assert!(!status.success(), "{body}: {out}");
         assert!(err.contains(says), "{says}: {err}");
     }

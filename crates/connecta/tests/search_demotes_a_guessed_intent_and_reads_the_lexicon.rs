@@ -153,12 +153,7 @@ fn a_bad_lexicon_entry_stops_check_with_its_position() {
         format!("[search]\nlexicon = \"words.toml\"\n\n{}", demo_connector()),
     )
     .expect("write");
-    let (status, out, err) = run(
-        std::process::Command::new(bin())
-            .args(["check", "--config"])
-            .arg(&path),
-        std::time::Duration::from_secs(30),
-    );
+    let (status, out, err) = check_config(&path);
     assert!(!status.success(), "stdout: {out}");
     let words = dir.path().join("words.toml").display().to_string();
     assert!(

@@ -431,12 +431,7 @@ fn a_bad_search_term_stops_check_with_its_position() {
         ),
     )
     .expect("write");
-    let (status, out, err) = run(
-        std::process::Command::new(bin())
-            .args(["check", "--config"])
-            .arg(&path),
-        std::time::Duration::from_secs(30),
-    );
+    let (status, out, err) = check_config(&path);
     assert!(!status.success(), "stdout: {out}");
     let p = path.display().to_string();
     assert!(

@@ -308,6 +308,14 @@ pub async fn call_raw(client: &Client, name: &str, args: Value) -> rmcp::model::
         .expect("tools/call answered")
 }
 
+/// `connecta check --config PATH`; returns (status, stdout, stderr).
+pub fn check_config(path: &Path) -> (ExitStatus, String, String) {
+    run(
+        Command::new(bin()).args(["check", "--config"]).arg(path),
+        Duration::from_secs(30),
+    )
+}
+
 /// Run a command to completion with a timeout; returns (status, stdout, stderr).
 pub fn run(cmd: &mut Command, timeout: Duration) -> (ExitStatus, String, String) {
     let mut child = cmd
