@@ -155,13 +155,9 @@ impl SqliteStore {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(5))
+            .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .min_connections(1)
-            .connect_with(options)
-            .await?;
+        let pool = connect_waiting_for_others(options).await?;
         let store = SqliteStore { pool, path };
         store.migrate().await?;
         for file in db_files(&store.path) {
@@ -192,6 +188,48 @@ impl SqliteStore {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// How long a statement waits for another connection's lock, and how long
+/// an open waits for other processes opening the same fresh file.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The pool, once its first connection is set up. Switching a fresh file
+/// to WAL takes an exclusive lock, and SQLite answers `SQLITE_BUSY` at once
+/// (its busy handler is not consulted: waiting could deadlock) when
+/// another connection, of this process or another one opening the same
+/// data directory, holds the file meanwhile. Such an open is retried, with
+/// a short backoff, for up to [`BUSY_TIMEOUT`].
+async fn connect_waiting_for_others(
+    options: SqliteConnectOptions,
+) -> Result<SqlitePool, sqlx::Error> {
+    let deadline = tokio::time::Instant::now() + BUSY_TIMEOUT;
+    let mut backoff = Duration::from_millis(5);
+    loop {
+        let attempt = SqlitePoolOptions::new()
+            .max_connections(4)
+            .min_connections(1)
+            .connect_with(options.clone())
+            .await;
+        match attempt {
+            Err(e) if is_busy(&e) && tokio::time::Instant::now() + backoff < deadline => {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_millis(200));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// `SQLITE_BUSY` or one of its extended codes.
+fn is_busy(e: &sqlx::Error) -> bool {
+    const SQLITE_BUSY: i32 = 5;
+    let sqlx::Error::Database(db) = e else {
+        return false;
+    };
+    db.code()
+        .and_then(|c| c.parse::<i32>().ok())
+        .is_some_and(|c| c & 0xff == SQLITE_BUSY)
 }
 
 /// The database file and the WAL-mode companions SQLite keeps beside it.
