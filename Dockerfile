@@ -13,6 +13,12 @@ ARG RUST_VERSION=1.95
 
 # --- build ------------------------------------------------------------------
 FROM rust:${RUST_VERSION}-slim-bookworm AS build
+# The slim image has gcc but not make, which jemalloc's build runs (the
+# binary's allocator). Debian's bookworm make, whatever its point release.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends make \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # The manifests and sources the binary needs; everything else is excluded by
 # .dockerignore (target/, test peers, data).

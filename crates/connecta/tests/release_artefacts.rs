@@ -500,6 +500,13 @@ fn the_dockerfile_agrees_with_the_workspace_and_the_manifests() {
     );
     assert!(dockerfile.contains("EXPOSE 8787\n"));
     assert!(dockerfile.contains("cargo build --release --locked -p connecta"));
+    // jemalloc (the binary's allocator) is built with make, which the slim
+    // Rust image lacks; it is installed before the build.
+    let build_stage = &dockerfile[..dockerfile.find("cargo build").expect("build")];
+    assert!(
+        build_stage.contains("apt-get install -y --no-install-recommends make"),
+        "the build stage installs make"
+    );
     // What the build copies is all the workspace needs.
     let ignore = read(&repo_root().join(".dockerignore"));
     for kept in ["!Cargo.toml", "!Cargo.lock", "!crates/"] {
