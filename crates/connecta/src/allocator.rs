@@ -8,8 +8,12 @@
 //! caches answered 25–40% more calls/s than glibc's malloc at the same RSS
 //! after load (docs/performance.md, "The allocator"). Its configuration:
 //! two arenas (fragmentation grows with their number, throughput did not),
-//! dirty pages returned after a second instead of ten, and no background
-//! thread: a sandbox worker must stay single-threaded to harden itself.
+//! and dirty pages returned after a second instead of ten. The gateway
+//! starts one background thread that returns them
+//! ([`start_background_purge`]), so an idle gateway gives back the peak of
+//! a catalog load without waiting for its next allocation; a sandbox
+//! worker (the same binary) never starts it: it must stay single-threaded
+//! to harden itself.
 //!
 //! glibc gives each thread that meets a locked arena a new one, up to
 //! eight per core, and each arena keeps the peak of what was freed in it;
@@ -32,7 +36,31 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[cfg(unix)]
 #[allow(non_upper_case_globals)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
-pub static malloc_conf: &[u8; 47] = b"narenas:2,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
+pub static malloc_conf: &[u8; 72] =
+    b"narenas:2,dirty_decay_ms:1000,muzzy_decay_ms:0,max_background_threads:1\0";
+
+/// Starts jemalloc's background thread, which returns dirty pages once
+/// they have been unused for `dirty_decay_ms`, whether or not anything
+/// allocates. For the gateway only: never in a sandbox worker.
+#[cfg(unix)]
+pub fn start_background_purge() {
+    let mut on = true;
+    // SAFETY: a NUL-terminated name and a new value of the type jemalloc
+    // documents for `background_thread` (bool). A refusal (no thread
+    // support) leaves purging to allocation, as without this call.
+    unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"background_thread".as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            (&raw mut on).cast(),
+            std::mem::size_of::<bool>(),
+        );
+    }
+}
+
+#[cfg(not(unix))]
+pub fn start_background_purge() {}
 
 /// Caps glibc's malloc arenas at one per available core (two at least),
 /// unless the operator chose a number with `MALLOC_ARENA_MAX` or
@@ -134,8 +162,9 @@ mod tests {
     }
 
     /// The jemalloc linked in read `malloc_conf` (its defaults: four arenas
-    /// per core, dirty pages kept ten seconds); a purge of every arena is
-    /// accepted.
+    /// per core, dirty pages kept ten seconds), starts with no background
+    /// thread (as a sandbox worker must) and starts one when asked; a purge
+    /// of every arena is accepted.
     #[cfg(unix)]
     #[test]
     fn jemalloc_serves_rust_allocations_with_its_configuration() {
@@ -144,6 +173,10 @@ mod tests {
         assert_eq!(jemalloc_option::<isize>(c"opt.dirty_decay_ms"), 1000);
         assert_eq!(jemalloc_option::<isize>(c"opt.muzzy_decay_ms"), 0);
         assert!(!jemalloc_option::<bool>(c"opt.background_thread"));
+        assert!(!jemalloc_option::<bool>(c"background_thread"));
+        assert_eq!(jemalloc_option::<usize>(c"opt.max_background_threads"), 1);
+        super::start_background_purge();
+        assert!(jemalloc_option::<bool>(c"background_thread"));
         drop(held);
         super::release_free_memory();
     }

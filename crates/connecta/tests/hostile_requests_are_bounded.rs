@@ -316,3 +316,47 @@ async fn an_overloaded_request_is_answered_with_its_own_id() {
     );
     let _ = busy.await;
 }
+
+/// The names of a process's threads.
+fn thread_names(pid: u32) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+        .map(|n| n.trim().to_owned())
+        .collect()
+}
+
+/// The gateway gives its allocator's free pages back from one background
+/// thread (an idle gateway does not keep a catalog load's peak), and a
+/// sandbox worker, the same binary, stays single-threaded: it hardens
+/// itself only then, so a program that runs proves it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_gateway_purges_from_one_background_thread_and_workers_stay_single_threaded() {
+    let gw = Gateway::start(&demo_connector());
+    let client = connect(&gw.url()).await;
+    assert_eq!(program_ok(&client, "async () => 6 * 7").await, json!(42));
+    let purgers = thread_names(gw.pid())
+        .into_iter()
+        .filter(|n| n == "jemalloc_bg_thd")
+        .count();
+    assert_eq!(purgers, 1, "threads: {:?}", thread_names(gw.pid()));
+    let workers: Vec<u32> = descendants(gw.pid())
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == b"__sandbox-worker"))
+        })
+        .collect();
+    assert!(!workers.is_empty(), "no sandbox worker is running");
+    for w in workers {
+        assert_eq!(
+            thread_names(w).len(),
+            1,
+            "worker {w}: {:?}",
+            thread_names(w)
+        );
+    }
+}
