@@ -25,6 +25,32 @@ impl Diagnostic {
     }
 }
 
+/// Many offsets of one text turned into 1-based lines and columns: the
+/// line starts are found once, so each position costs a binary search and
+/// its own line, not a scan from the top of the file.
+pub struct Positions<'a> {
+    text: &'a str,
+    /// The byte offset each line starts at.
+    line_starts: Vec<usize>,
+}
+
+impl<'a> Positions<'a> {
+    pub fn new(text: &'a str) -> Positions<'a> {
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Positions { text, line_starts }
+    }
+
+    /// The 1-based line and column (in characters) of byte `offset`.
+    pub fn of(&self, offset: usize) -> (usize, usize) {
+        let offset = crate::error::floor_char_boundary(self.text, offset.min(self.text.len()));
+        let line = self.line_starts.partition_point(|&start| start <= offset);
+        let start = self.line_starts[line - 1];
+        (line, self.text[start..offset].chars().count() + 1)
+    }
+}
+
 /// Every problem found in one config file. `connecta check` prints them all
 /// and exits non-zero.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,20 +75,20 @@ impl std::error::Error for ConfigError {}
 
 /// Collects diagnostics against one source text.
 pub(crate) struct Sink<'a> {
-    text: &'a str,
+    positions: Positions<'a>,
     pub(crate) items: Vec<Diagnostic>,
 }
 
 impl<'a> Sink<'a> {
     pub(crate) fn new(text: &'a str) -> Sink<'a> {
         Sink {
-            text,
+            positions: Positions::new(text),
             items: Vec::new(),
         }
     }
 
     pub(crate) fn at(&mut self, span: Range<usize>, message: impl Into<String>) {
-        let (line, column) = line_col(self.text, span.start);
+        let (line, column) = self.positions.of(span.start);
         let message = message.into();
         let d = Diagnostic {
             line,
@@ -76,7 +102,7 @@ impl<'a> Sink<'a> {
 
     /// The 1-based line and column of a byte offset's span.
     pub(crate) fn position(&self, span: Range<usize>) -> (usize, usize) {
-        line_col(self.text, span.start)
+        self.positions.of(span.start)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -84,14 +110,10 @@ impl<'a> Sink<'a> {
     }
 }
 
-/// 1-based line and column (columns count characters, as editors do).
+/// 1-based line and column (columns count characters, as editors do) of
+/// one offset.
 pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = crate::error::floor_char_boundary(text, offset.min(text.len()));
-    let before = &text[..offset];
-    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before[line_start..].chars().count() + 1;
-    (line, column)
+    Positions::new(text).of(offset)
 }
 
 #[cfg(test)]
@@ -104,5 +126,28 @@ mod tests {
         assert_eq!(line_col(t, 0), (1, 1));
         assert_eq!(line_col(t, 6), (2, 1));
         assert_eq!(line_col(t, 9), (2, 3));
+    }
+
+    /// Every offset, against a scan from the top: inside a multi-byte
+    /// character (its start), on a newline, past the end, in an empty text.
+    #[test]
+    fn positions_agree_with_a_scan_from_the_top_at_every_offset() {
+        fn scanned(text: &str, offset: usize) -> (usize, usize) {
+            let offset = crate::error::floor_char_boundary(text, offset.min(text.len()));
+            let before = &text[..offset];
+            let line = before.matches('\n').count() + 1;
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            (line, before[start..].chars().count() + 1)
+        }
+        for text in ["", "\n", "a", "a = 1\nbé = 2\n", "\n\nx\n€€\ny", "é\n\n"] {
+            let positions = Positions::new(text);
+            for offset in 0..=text.len() + 2 {
+                assert_eq!(
+                    positions.of(offset),
+                    scanned(text, offset),
+                    "{text:?} at {offset}"
+                );
+            }
+        }
     }
 }

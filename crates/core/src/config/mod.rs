@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use diagnostics::{ConfigError, Diagnostic};
+pub use diagnostics::{ConfigError, Diagnostic, Positions};
 pub use load::{
     Env, NoSpecFiles, Scope, SpecFiles, parse_config, parse_config_for, parse_config_with_files,
 };

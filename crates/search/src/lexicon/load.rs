@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use connecta_core::config::Diagnostic;
+use connecta_core::config::{Diagnostic, Positions};
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
@@ -106,14 +106,14 @@ pub(super) fn entries(text: &str) -> Result<Entries, Vec<Diagnostic>> {
         let at = e.span().map_or(0, |s| s.start);
         vec![Diagnostic::at(text, at, first_line(e.message()))]
     })?;
+    let positions = Positions::new(text);
     Ok(file
         .words
         .into_iter()
         .map(|(key, value)| {
-            let at = Diagnostic::at(text, key.span().start, "");
             let entry = Entry {
                 raw: value.into_inner(),
-                at: (at.line, at.column),
+                at: positions.of(key.span().start),
             };
             (key.into_inner(), entry)
         })
