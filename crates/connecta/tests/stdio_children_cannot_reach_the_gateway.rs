@@ -125,11 +125,41 @@ fn interpreter() -> String {
         .to_owned()
 }
 
+/// Whether `dir` or a directory above it is sticky and writable by
+/// everyone (`/tmp`, `/var/tmp`): a data directory there is not hidden from
+/// stdio children.
+fn under_a_shared_directory(dir: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    dir.ancestors()
+        .any(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o1002 == 0o1002))
+}
+
+/// Where the data directory's parent can go: the build's scratch directory,
+/// unless the checkout itself is under `/tmp` (a clone made there); then
+/// `/var/lib` as root (the gateway runs as `nobody`, who may pass through
+/// it), else the home directory of the user the gateway runs as.
+fn confinable_parent() -> PathBuf {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if !under_a_shared_directory(&target) {
+        return target;
+    }
+    let other = if nix::unistd::geteuid().is_root() {
+        PathBuf::from("/var/lib")
+    } else {
+        PathBuf::from(std::env::var_os("HOME").expect("HOME"))
+    };
+    assert!(
+        !under_a_shared_directory(&other),
+        "no directory outside /tmp to put the data directory in"
+    );
+    other
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stdio_child_reads_neither_the_gateway_environment_nor_its_data_dir() {
     let data_root = tempfile::Builder::new()
         .prefix("connecta-data-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .tempdir_in(confinable_parent())
         .expect("a directory outside /tmp");
     let gw = Served::start_with_data(
         &format!(
