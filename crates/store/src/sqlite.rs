@@ -206,11 +206,17 @@ async fn connect_waiting_for_others(
     let deadline = tokio::time::Instant::now() + BUSY_TIMEOUT;
     let mut backoff = Duration::from_millis(5);
     loop {
-        let attempt = SqlitePoolOptions::new()
-            .max_connections(4)
-            .min_connections(1)
-            .connect_with(options.clone())
-            .await;
+        // One attempt may itself wait in SQLite's busy handler: the
+        // deadline bounds it too.
+        let attempt = tokio::time::timeout_at(
+            deadline,
+            SqlitePoolOptions::new()
+                .max_connections(4)
+                .min_connections(1)
+                .connect_with(options.clone()),
+        )
+        .await
+        .unwrap_or(Err(sqlx::Error::PoolTimedOut));
         match attempt {
             Err(e) if is_busy(&e) && tokio::time::Instant::now() + backoff < deadline => {
                 tokio::time::sleep(backoff).await;
