@@ -3,12 +3,14 @@
 //! over, and giving freed memory back to the system.
 //!
 //! Rust allocations go to jemalloc (prefixed symbols, so SQLite, QuickJS
-//! and aws-lc keep glibc's malloc). At 64 calls in flight the gateway
-//! spends about a sixth of its CPU in the allocator; jemalloc's thread
-//! caches answered 25–40% more calls/s than glibc's malloc at the same RSS
-//! after load (docs/performance.md, "The allocator"). Its configuration:
-//! two arenas (fragmentation grows with their number, throughput did not),
-//! and dirty pages returned after a second instead of ten. The gateway
+//! and aws-lc keep glibc's malloc). Through a benchmark run the gateway
+//! spent about a seventh of its CPU in glibc's malloc and free; with
+//! jemalloc it answered 11–58% more calls/s at 64 in flight in eight of
+//! nine same-run comparisons (2% fewer in one, at 100 tools), with RSS
+//! after load within a few percent at 100 tools and lower at 10,000
+//! (docs/performance.md, "The allocator"). Its configuration, the one
+//! measured: two arenas (jemalloc's default is four per core) and dirty
+//! pages returned after a second instead of ten. The gateway
 //! starts one background thread that returns them
 //! ([`start_background_purge`]), so an idle gateway gives back the peak of
 //! a catalog load without waiting for its next allocation; a sandbox
@@ -61,6 +63,27 @@ pub fn start_background_purge() {
 
 #[cfg(not(unix))]
 pub fn start_background_purge() {}
+
+/// Stops (and joins) jemalloc's background thread if anything started it
+/// (an `/etc/_rjem_malloc.conf` of the host, say): a sandbox worker hardens
+/// itself only while it is single-threaded. Called first in worker mode.
+#[cfg(unix)]
+pub fn stop_background_purge() {
+    let mut on = false;
+    // SAFETY: as in `start_background_purge`, with `false`.
+    unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"background_thread".as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            (&raw mut on).cast(),
+            std::mem::size_of::<bool>(),
+        );
+    }
+}
+
+#[cfg(not(unix))]
+pub fn stop_background_purge() {}
 
 /// Caps glibc's malloc arenas at one per available core (two at least),
 /// unless the operator chose a number with `MALLOC_ARENA_MAX` or
@@ -163,7 +186,8 @@ mod tests {
 
     /// The jemalloc linked in read `malloc_conf` (its defaults: four arenas
     /// per core, dirty pages kept ten seconds), starts with no background
-    /// thread (as a sandbox worker must) and starts one when asked; a purge
+    /// thread (as a sandbox worker must), starts one when asked and stops
+    /// it again; a purge
     /// of every arena is accepted.
     #[cfg(unix)]
     #[test]
@@ -177,6 +201,8 @@ mod tests {
         assert_eq!(jemalloc_option::<usize>(c"opt.max_background_threads"), 1);
         super::start_background_purge();
         assert!(jemalloc_option::<bool>(c"background_thread"));
+        super::stop_background_purge();
+        assert!(!jemalloc_option::<bool>(c"background_thread"));
         drop(held);
         super::release_free_memory();
     }

@@ -116,6 +116,7 @@ fn hide_from_same_user_processes() {
 
 fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == WORKER_ARG) {
+        allocator::stop_background_purge();
         return connecta_sandbox::worker_main();
     }
     allocator::cap_malloc_arenas();
