@@ -213,18 +213,7 @@ async fn a_call_that_could_not_run_asks_nobody() {
     assert_eq!(v["error"]["code"], "unknown_tool", "{v}");
     assert!(questions(&gw, true).is_empty());
     // Both refusals are recorded, and nothing else was.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let events = loop {
-        let events = activity(&gw);
-        if events.len() >= 2 {
-            break events;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the refusals were not recorded: {events:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let events = activity_until(&gw, |e| e.len() >= 2).await;
     let codes: Vec<&str> = events
         .iter()
         .map(|e| e["errorCode"].as_str().unwrap_or(""))
@@ -470,12 +459,16 @@ async fn a_2026_client_over_http_is_asked_through_an_input_required_result() {
         assert!(Instant::now() < deadline, "decisions missing: {decided:?}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let calls = activity(&gw)
-        .into_iter()
-        .filter(|e| e["toolName"] == "create_note" && e.get("approval").is_none())
-        .count();
+    let calls = |events: &[Value]| {
+        events
+            .iter()
+            .filter(|e| e["toolName"] == "create_note" && e.get("approval").is_none())
+            .count()
+    };
+    let events = activity_until(&gw, |e| calls(e) >= 5).await;
     assert_eq!(
-        calls, 5,
+        calls(&events),
+        5,
         "one call event per decided call and per refused retry, none for the hand-backs"
     );
     gw.stop();

@@ -7,7 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use support::*;
 
 async fn healthy_and_working(gw: &Gateway, c: &Client, after: &str) {
@@ -319,15 +319,7 @@ async fn ten_parallel_batch_calls_against_server_everything_reduce_to_one_answer
         json!({"ok": 10, "total": (0..10).map(|i| i + 100).sum::<i64>()}),
         "{v}"
     );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let events: Vec<Value> = loop {
-        let e = activity(&gw);
-        if e.len() >= 10 {
-            break e;
-        }
-        assert!(Instant::now() < deadline, "{e:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let events = activity_until(&gw, |e| e.len() >= 10).await;
     assert_eq!(events.len(), 10);
     assert!(events.iter().all(|e| e["address"] == "everything.get-sum"
         && e["outcome"] == "success"

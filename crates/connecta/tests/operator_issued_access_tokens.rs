@@ -44,11 +44,7 @@ fn create(gw: &Gateway, args: &[&str]) -> String {
 async fn an_issued_token_opens_mcp_names_its_caller_and_stops_working_when_revoked() {
     let gw = Gateway::start_raw(&format!("[auth]\nopen = false\n\n{}", demo_connector()));
     gw.wait_catalogs().await;
-    assert!(
-        gw.stderr().contains("no access token is active"),
-        "{}",
-        gw.stderr()
-    );
+    gw.wait_stderr("no access token is active").await;
     assert_eq!(ping_with_token(&gw, None).await.0, 401);
 
     let token = create(&gw, &["ci-bot", "--expires-in", "30d"]);

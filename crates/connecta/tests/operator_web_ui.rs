@@ -435,14 +435,7 @@ async fn without_a_configured_secret_one_is_generated_privately() {
         0o600
     );
     // The line follows the ready line on stdout, so it may be a moment late.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !gw.stderr().contains("operator UI: ") {
-        assert!(
-            Instant::now() < deadline,
-            "the boot log never said where the UI is"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    gw.wait_stderr("operator UI: ").await;
     assert!(
         gw.stderr().contains("operator-secret"),
         "the boot log says where"

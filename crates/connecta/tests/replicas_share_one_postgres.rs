@@ -187,11 +187,7 @@ async fn an_oauth_consent_handed_out_by_one_replica_is_finished_by_the_other() {
         "{}",
         page.text().await.unwrap_or_default()
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !b.stderr().contains("downstream authorization completed") {
-        assert!(Instant::now() < deadline, "B never took the callback");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    b.wait_stderr("downstream authorization completed").await;
 
     let (v, err) = call(
         &on_a,

@@ -7,7 +7,6 @@
 mod api_support;
 mod support;
 
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::*;
@@ -122,15 +121,7 @@ async fn a_restart_applies_the_edited_config_to_persisted_catalogs_at_once() {
         false,
         "new",
     ));
-    let logged = std::time::Instant::now() + Duration::from_secs(10);
-    while !gw.stderr().contains("operator annotation override") {
-        assert!(
-            std::time::Instant::now() < logged,
-            "the override is logged at boot: {}",
-            gw.stderr()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    gw.wait_stderr("operator annotation override").await;
     let c = connect(&gw.url()).await;
 
     let (v, err) = call(

@@ -191,6 +191,23 @@ impl Gateway {
         self.stderr.lock().expect("lock").clone()
     }
 
+    /// Waits until the gateway's standard error contains `needle` (it is
+    /// read by another thread, so a line logged just now may not be in yet).
+    pub async fn wait_stderr(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let text = self.stderr();
+            if text.contains(needle) {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "stderr never showed {needle:?}:\n{text}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     pub fn data_dir(&self) -> PathBuf {
         self.dir.path().join("data")
     }
@@ -568,6 +585,24 @@ pub fn activity(gw: &Gateway) -> Vec<Value> {
         .collect();
     v.reverse();
     v
+}
+
+/// Waits until the activity log (newest first) satisfies `done`, and returns
+/// it: events are written off the request path, so a call's event may land
+/// a moment after its answer.
+pub async fn activity_until(gw: &Gateway, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let events = activity(gw);
+        if done(&events) {
+            return events;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the activity log never reached the expected state: {events:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A Python peer listening on a free loopback port; killed on drop.
