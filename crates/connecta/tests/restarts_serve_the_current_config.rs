@@ -7,7 +7,6 @@
 mod api_support;
 mod support;
 
-
 use serde_json::{Value, json};
 use support::*;
 
