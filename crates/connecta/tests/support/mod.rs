@@ -605,6 +605,34 @@ pub async fn activity_until(gw: &Gateway, done: impl Fn(&[Value]) -> bool) -> Ve
     }
 }
 
+/// Contract E2 against `tests/peers/py_elicit_server.py` as connector
+/// `id`: its `ask_name` asks for input mid-call, which fails
+/// `input_required_unsupported`; the connector then answers `greet`.
+pub async fn a_mid_call_question_fails_and_the_connector_goes_on(c: &Client, id: &str) {
+    let (v, err) = call(
+        c,
+        "call_tool",
+        serde_json::json!({"address": format!("{id}.ask_name"), "args": {}}),
+    )
+    .await;
+    assert!(err, "{v}");
+    assert_eq!(v["error"]["code"], "input_required_unsupported", "{v}");
+    assert_eq!(v["error"]["retryable"], false, "{v}");
+    greets(c, id, "Ana").await;
+}
+
+/// `greet {name}` on connector `id` (`py_elicit_server.py`) says hello.
+pub async fn greets(c: &Client, id: &str, name: &str) {
+    let (v, err) = call(
+        c,
+        "call_tool",
+        serde_json::json!({"address": format!("{id}.greet"), "args": {"name": name}}),
+    )
+    .await;
+    assert!(!err, "{v}");
+    assert!(v.to_string().contains(&format!("hello {name}")), "{v}");
+}
+
 /// A Python peer listening on a free loopback port; killed on drop.
 pub struct HttpPeer {
     child: Child,

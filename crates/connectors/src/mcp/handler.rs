@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use connecta_core::config::Handshake;
+#[allow(deprecated)]
+use rmcp::model::ListRootsResult;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, Implementation,
-    ProtocolVersion,
+    ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequestMethod,
+    ElicitRequestParams, ElicitResult, Implementation, ProtocolVersion, ServerRequest,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ClientHandler, ClientLifecycleMode, ErrorData, RoleClient};
@@ -34,12 +36,47 @@ impl ClientHandler for GatewayClient {
         _request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.refused_elicitations.fetch_add(1, Ordering::SeqCst);
-        Err(ErrorData::new(
+        Err(refuse_elicitation(&self.refused_elicitations))
+    }
+}
+
+fn refuse_elicitation(refused: &AtomicU64) -> ErrorData {
+    refused.fetch_add(1, Ordering::SeqCst);
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        "connecta does not relay elicitation (mid-call input) to a human; this client declared no elicitation capability",
+        None,
+    )
+}
+
+/// The answer [`GatewayClient`] gives (with rmcp's defaults for what it
+/// leaves to them) to a request the downstream sends in the middle of a
+/// call posted without rmcp's service (`direct.rs`).
+pub(crate) fn answer(
+    request: ServerRequest,
+    refused: &AtomicU64,
+) -> Result<ClientResult, ErrorData> {
+    match request {
+        ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
+        // rmcp's default (roots are deprecated, SEP-2577).
+        #[allow(deprecated)]
+        ServerRequest::ListRootsRequest(_) => {
+            Ok(ClientResult::ListRootsResult(ListRootsResult::default()))
+        }
+        ServerRequest::ElicitRequest(_) => Err(refuse_elicitation(refused)),
+        ServerRequest::CreateMessageRequest(_) => {
+            Err(ErrorData::method_not_found::<CreateMessageRequestMethod>())
+        }
+        ServerRequest::CustomRequest(custom) => Err(ErrorData::new(
             rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            "connecta does not relay elicitation (mid-call input) to a human; this client declared no elicitation capability",
+            custom.method,
             None,
-        ))
+        )),
+        _ => Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            "connecta does not answer this request",
+            None,
+        )),
     }
 }
 

@@ -9,13 +9,17 @@ use std::time::Duration;
 
 use connecta_core::error::{ErrorCode, MAX_ECHO_BYTES, ToolError, clamp_text};
 use connecta_core::secret::Secret;
+use futures::FutureExt;
 use http::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpResponseLimits,
+};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::direct::{Direct, Recording, SessionId};
 use super::handler::lifecycle;
 use super::{Session, Shared, errors};
 use crate::ConnectorState;
@@ -157,20 +161,54 @@ impl HttpTransport {
         if let Some((name, value)) = &wanted {
             config.custom_headers.insert(name.clone(), value.clone());
         }
-        let transport = match &self.http {
-            Some(http) => StreamableHttpClientTransport::with_client(http.clone(), config),
-            None => StreamableHttpClientTransport::from_config(config),
+        let lifecycle = lifecycle(self.shared.options.handshake);
+        let (attempt, recording) = match &self.http {
+            Some(http) => {
+                let recording = Recording {
+                    http: http.clone(),
+                    session: SessionId::default(),
+                };
+                let transport =
+                    StreamableHttpClientTransport::with_client(recording.clone(), config.clone());
+                let attempt = rmcp::service::serve_client_with_lifecycle_and_ct(
+                    self.shared.client(),
+                    transport,
+                    lifecycle,
+                    ct.clone(),
+                );
+                (attempt.boxed(), Some(recording))
+            }
+            None => {
+                let transport = StreamableHttpClientTransport::from_config(config.clone());
+                let attempt = rmcp::service::serve_client_with_lifecycle_and_ct(
+                    self.shared.client(),
+                    transport,
+                    lifecycle,
+                    ct.clone(),
+                );
+                (attempt.boxed(), None)
+            }
         };
-        let attempt = rmcp::service::serve_client_with_lifecycle_and_ct(
-            self.shared.client(),
-            transport,
-            lifecycle(self.shared.options.handshake),
-            ct.clone(),
-        );
         let limit = deadline.min(now + self.shared.options.connect_timeout);
         let failure = match tokio::time::timeout_at(limit, attempt).await {
             Ok(Ok(running)) => {
                 let peer = running.peer().clone();
+                let direct = recording
+                    .zip(peer.peer_info())
+                    .and_then(|(recording, info)| {
+                        let mut limits = StreamableHttpResponseLimits::default();
+                        limits.max_sse_event_size = config.max_sse_event_size;
+                        limits.max_json_response_size = config.max_json_response_size;
+                        Direct::for_session(
+                            recording,
+                            config.uri.clone(),
+                            config.custom_headers.clone(),
+                            &info.protocol_version,
+                            limits,
+                            self.shared.refused_elicitations.clone(),
+                        )
+                        .map(Arc::new)
+                    });
                 // The service runs until its token is cancelled or the
                 // connection dies; nobody needs to await it.
                 tokio::spawn(async move {
@@ -182,9 +220,9 @@ impl HttpTransport {
                 state.not_before = None;
                 state.backoff = self.shared.options.backoff_min;
                 *self.live_credential() = wanted;
-                let generation = self.shared.publish(peer.clone());
+                let session = self.shared.publish(peer, direct);
                 self.shared.set_state(ConnectorState::Ready, None);
-                return Ok(Session { peer, generation });
+                return Ok(session);
             }
             Ok(Err(e)) => {
                 ct.cancel();

@@ -8,6 +8,7 @@
 //! child and restarts it with backoff when it dies.
 
 mod convert;
+mod direct;
 mod errors;
 mod handler;
 mod http;
@@ -79,6 +80,9 @@ const MAX_LIST_PAGES: usize = 10_000;
 pub(crate) struct Session {
     pub(crate) peer: Peer<RoleClient>,
     pub(crate) generation: u64,
+    /// Where calls are posted without rmcp's service (HTTP sessions on a
+    /// protocol version that allows it).
+    pub(crate) direct: Option<Arc<direct::Direct>>,
 }
 
 pub(crate) struct Shared {
@@ -109,11 +113,19 @@ impl Shared {
         }
     }
 
-    pub(crate) fn publish(&self, peer: Peer<RoleClient>) -> u64 {
+    pub(crate) fn publish(
+        &self,
+        peer: Peer<RoleClient>,
+        direct: Option<Arc<direct::Direct>>,
+    ) -> Session {
         let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
-        self.session
-            .send_replace(Some(Session { peer, generation }));
-        generation
+        let session = Session {
+            peer,
+            generation,
+            direct,
+        };
+        self.session.send_replace(Some(session.clone()));
+        session
     }
 
     /// Forget the session `generation`, if it is still the current one.
@@ -421,9 +433,16 @@ impl McpConnector {
         let deadline = Instant::now() + options.timeout;
         let session = self.session(deadline).await?;
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
-        // Dropping the request future (timeout or cancellation) makes rmcp
-        // send `notifications/cancelled` downstream.
-        let call = session.peer.call_tool_once(params);
+        // Dropping the request future (timeout or cancellation) sends
+        // `notifications/cancelled` downstream, on either route.
+        let call = async {
+            if let Some(direct) = &session.direct
+                && let Some(answer) = direct.call(params.clone()).await
+            {
+                return answer;
+            }
+            session.peer.call_tool_once(params).await
+        };
         let refused_before = self.shared.refused_elicitations.load(Ordering::SeqCst);
         // A call that failed after the downstream asked for input (refused
         // above) failed for want of it. Attribution is by connector: a

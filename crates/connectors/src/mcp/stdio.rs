@@ -308,7 +308,7 @@ async fn run_once(shared: &Arc<Shared>, spec: &ChildSpec) -> RunEnd {
             return RunEnd::Shutdown;
         }
     };
-    let generation = shared.publish(running.peer().clone());
+    let generation = shared.publish(running.peer().clone(), None).generation;
     shared.set_state(ConnectorState::Ready, None);
     tracing::info!(connector = %shared.id, pid = pid.unwrap_or(0), "downstream child ready");
     let mut service = tokio::spawn(running.waiting());
