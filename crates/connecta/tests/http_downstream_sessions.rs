@@ -14,8 +14,17 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::*;
 
-fn asker(peer: &HttpPeer) -> String {
-    format!("[[connector]]\nid = \"asker\"\nurl = {}\n", q(&peer.url()))
+/// `py_elicit_server.py` over HTTP, a gateway fronting it as `asker`, and
+/// a client of the gateway.
+async fn asker() -> (HttpPeer, Gateway, Client) {
+    let peer = HttpPeer::start("py_elicit_server.py", &[]).await;
+    let gw = Gateway::start(&format!(
+        "[[connector]]\nid = \"asker\"\nurl = {}\n",
+        q(&peer.url())
+    ));
+    gw.wait_catalogs().await;
+    let c = connect(&gw.url()).await;
+    (peer, gw, c)
 }
 
 async fn cancellations(c: &Client) -> Value {
@@ -31,19 +40,13 @@ async fn cancellations(c: &Client) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn e2_over_http_a_downstream_that_asks_for_input_mid_call_is_input_required_unsupported() {
-    let peer = HttpPeer::start("py_elicit_server.py", &[]).await;
-    let gw = Gateway::start(&asker(&peer));
-    gw.wait_catalogs().await;
-    let c = connect(&gw.url()).await;
+    let (_peer, _gw, c) = asker().await;
     a_mid_call_question_fails_and_the_connector_goes_on(&c, "asker").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_that_times_out_is_cancelled_downstream() {
-    let peer = HttpPeer::start("py_elicit_server.py", &[]).await;
-    let gw = Gateway::start(&asker(&peer));
-    gw.wait_catalogs().await;
-    let c = connect(&gw.url()).await;
+    let (_peer, _gw, c) = asker().await;
     let (v, err) = call(
         &c,
         "call_tool",
@@ -68,11 +71,8 @@ async fn a_call_that_times_out_is_cancelled_downstream() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_downstream_restarted_in_place_answers_the_next_call_on_a_new_session() {
-    let peer = HttpPeer::start("py_elicit_server.py", &[]).await;
+    let (peer, _gw, c) = asker().await;
     let port = peer.port;
-    let gw = Gateway::start(&asker(&peer));
-    gw.wait_catalogs().await;
-    let c = connect(&gw.url()).await;
     greets(&c, "asker", "Ana").await;
     // The new process knows no session: it answers the gateway's old
     // session id with HTTP 404, and the call is made on a new one.
@@ -84,10 +84,7 @@ async fn a_downstream_restarted_in_place_answers_the_next_call_on_a_new_session(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_whose_event_stream_closed_early_is_picked_up_by_last_event_id() {
-    let peer = HttpPeer::start("py_elicit_server.py", &[]).await;
-    let gw = Gateway::start(&asker(&peer));
-    gw.wait_catalogs().await;
-    let c = connect(&gw.url()).await;
+    let (_peer, _gw, c) = asker().await;
     let (v, err) = call(
         &c,
         "call_tool",
