@@ -1,5 +1,6 @@
 //! A downstream MCP server, over streamable HTTP or as a supervised stdio
-//! child process, spoken to through `rmcp`'s client.
+//! child process, spoken to through `rmcp`'s client; a `tools/call` on an
+//! HTTP session is posted from the calling task (`direct.rs`).
 //!
 //! Both transports publish their live session through one `watch` channel;
 //! calls take the current session, and a failure that says the session is
