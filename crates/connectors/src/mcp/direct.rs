@@ -420,3 +420,45 @@ fn transport_error(e: HttpError) -> ServiceError {
         Box::new(e),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A `tools/call` answer as a downstream sends it on the wire.
+    fn result(body: Value) -> ServerResult {
+        let message: ServerJsonRpcMessage =
+            serde_json::from_value(json!({"jsonrpc": "2.0", "id": "connecta-0", "result": body}))
+                .expect("a response");
+        message.into_response().expect("a response").0
+    }
+
+    #[test]
+    fn a_call_result_is_read_as_rmcp_reads_it() {
+        let full = call_response(result(json!({
+            "content": [{"type": "text", "text": "hi"}],
+            "isError": true
+        })));
+        let Ok(CallToolResponse::Complete(r)) = full else {
+            panic!("{full:?}")
+        };
+        assert_eq!(r.content.len(), 1);
+        assert_eq!(r.is_error, Some(true));
+        // An empty result, or one with only `_meta`, is a call that
+        // returned no content.
+        for body in [json!({}), json!({"_meta": {"k": 1}})] {
+            let r = call_response(result(body.clone()));
+            assert!(
+                matches!(&r, Ok(CallToolResponse::Complete(c)) if c.content.is_empty()),
+                "{body}: {r:?}"
+            );
+        }
+        // Anything else is not an answer to `tools/call`.
+        let other = call_response(result(json!({"tools": []})));
+        assert!(
+            matches!(other, Err(ServiceError::UnexpectedResponse)),
+            "{other:?}"
+        );
+    }
+}

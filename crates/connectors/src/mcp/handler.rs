@@ -91,3 +91,54 @@ pub(crate) fn lifecycle(handshake: Handshake) -> ClientLifecycleMode {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::ServerJsonRpcMessage;
+    use serde_json::json;
+
+    /// A request as a downstream sends it on the wire.
+    fn request(method: &str, params: serde_json::Value) -> ServerRequest {
+        let message: ServerJsonRpcMessage = serde_json::from_value(
+            json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}),
+        )
+        .expect("a server request");
+        message.into_request().expect("a request").0
+    }
+
+    #[test]
+    fn e2_an_elicitation_mid_call_is_refused_and_counted() {
+        let refused = AtomicU64::new(0);
+        let params = json!({
+            "mode": "form",
+            "message": "Your name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+        });
+        let err = answer(request("elicitation/create", params), &refused).expect_err("refused");
+        assert_eq!(err.code, rmcp::model::ErrorCode::METHOD_NOT_FOUND);
+        assert_eq!(refused.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_ping_is_answered_and_sampling_and_unknown_methods_are_not_found() {
+        let refused = AtomicU64::new(0);
+        assert!(matches!(
+            answer(request("ping", json!({})), &refused),
+            Ok(ClientResult::EmptyResult(_))
+        ));
+        let sampling = json!({"messages": [], "maxTokens": 10});
+        for (method, params) in [
+            ("sampling/createMessage", sampling),
+            ("vendor/anything", json!({})),
+        ] {
+            let err = answer(request(method, params), &refused).expect_err(method);
+            assert_eq!(
+                err.code,
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "{method}"
+            );
+        }
+        assert_eq!(refused.load(Ordering::SeqCst), 0, "nothing else counts");
+    }
+}
