@@ -15,16 +15,27 @@
 //! standard headers are served here (`ProtocolVersion::STANDARD_HEADERS`:
 //! rmcp computes those from the tool's cached schema).
 //!
+//! What rmcp's worker does for a call is done here the same way: an answer's
+//! event stream that ends or breaks is resumed by `Last-Event-ID` under the
+//! transport's retry policy (and the server's `retry:`), events other than
+//! `message` and data that is not a message are passed over, control POSTs
+//! (replies, cancellations) give up after 5 s, POSTs in flight are bounded
+//! by `max_concurrent_requests`, and an answered stream is drained in the
+//! background so its connection goes back to the pool.
+//!
 //! Must never: send one call twice (a call goes to rmcp instead only when
-//! the downstream answered HTTP 404 for the session, having done nothing);
-//! leave a request the downstream sends mid-call unanswered; answer an
-//! elicitation other than by refusing it.
+//! it was not sent: the session is not ready yet, or the downstream
+//! answered HTTP 404 for it, having done nothing); use a session before
+//! rmcp finished setting it up; leave a request the downstream sends
+//! mid-call unanswered; answer an elicitation other than by refusing it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotification,
@@ -33,37 +44,55 @@ use rmcp::model::{
 };
 use rmcp::service::ServiceError;
 use rmcp::transport::DynamicTransportError;
+use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
+    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use serde_json::Value;
 use sse_stream::{Error as SseError, Sse};
+
+use tokio::sync::Semaphore;
 
 use super::handler;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
-/// The session id a downstream assigned, as rmcp's transport last used it.
+/// Where rmcp's session stands, as its POSTs show it.
+#[derive(Clone, Debug, Default, PartialEq)]
+enum SessionState {
+    /// No handshake answered yet, or a new one under way.
+    #[default]
+    Unknown,
+    /// The downstream assigned this id; rmcp has not used it yet (the
+    /// `notifications/initialized` that finishes the set-up is not through).
+    Assigned(Arc<str>),
+    /// rmcp's POSTs on this session go through: calls may use it.
+    Ready(Option<Arc<str>>),
+}
+
+/// The session rmcp's transport set up, shared with the direct route.
 #[derive(Clone, Default)]
-pub(crate) struct SessionId(Arc<Mutex<Option<Arc<str>>>>);
+pub(crate) struct SessionId(Arc<Mutex<SessionState>>);
 
 impl SessionId {
-    fn set(&self, id: &str) {
-        let mut current = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if current.as_deref() != Some(id) {
-            *current = Some(Arc::from(id));
-        }
+    fn update(&self, f: impl FnOnce(&mut SessionState)) {
+        f(&mut self.0.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
-    fn get(&self) -> Option<Arc<str>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    /// The session a call may be posted on (`Some(None)`: the downstream
+    /// keeps none), or `None` while rmcp is setting one up.
+    fn ready(&self) -> Option<Option<Arc<str>>> {
+        match &*self.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            SessionState::Ready(id) => Some(id.clone()),
+            _ => None,
+        }
     }
 }
 
-/// rmcp's reqwest client, noting the session id each POST carries or is
-/// given (the `initialize` answer assigns it; a re-initialization replaces
-/// it).
+/// rmcp's reqwest client, following the session rmcp's own POSTs set up:
+/// an `initialize` answer assigns an id (or none: a stateless downstream),
+/// and the first POST rmcp gets through on it makes it ready.
 #[derive(Clone)]
 pub(crate) struct Recording {
     pub(crate) http: reqwest::Client,
@@ -101,27 +130,44 @@ impl StreamableHttpClient for Recording {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        if let Some(id) = &session_id {
-            self.session.set(id);
+        let initialize = matches!(
+            &message,
+            ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::InitializeRequest(_))
+        );
+        if initialize {
+            self.session.update(|s| *s = SessionState::Unknown);
         }
         let response = self
             .http
             .post_message_with_response_limits(
                 uri,
                 message,
-                session_id,
+                session_id.clone(),
                 auth_header,
                 custom_headers,
                 limits,
             )
             .await;
-        if let Ok(
-            StreamableHttpPostResponse::Json(_, Some(id))
-            | StreamableHttpPostResponse::Sse(_, Some(id)),
-        ) = &response
-        {
-            self.session.set(id);
-        }
+        self.session.update(|state| match (&response, session_id) {
+            (
+                Ok(
+                    StreamableHttpPostResponse::Json(_, assigned)
+                    | StreamableHttpPostResponse::Sse(_, assigned),
+                ),
+                None,
+            ) if initialize => {
+                *state = match assigned {
+                    Some(id) => SessionState::Assigned(Arc::from(id.as_str())),
+                    None => SessionState::Ready(None),
+                }
+            }
+            (Ok(_), Some(used)) if !initialize => {
+                if matches!(state, SessionState::Assigned(id) if *id == used) {
+                    *state = SessionState::Ready(Some(used));
+                }
+            }
+            _ => {}
+        });
         response
     }
 
@@ -172,9 +218,13 @@ impl StreamableHttpClient for Recording {
     }
 }
 
-/// Times an answer's event stream is picked up again (by `Last-Event-ID`)
-/// after it ends without the answer, as rmcp would.
-const MAX_RESUMES: usize = 3;
+/// How long a reply or a cancellation may take to post (rmcp's
+/// `control_request_timeout`).
+const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long an answered event stream is read on for its end, so its
+/// connection goes back to the pool (rmcp's drain).
+const DRAIN: Duration = Duration::from_millis(50);
 
 /// What a session needs to take calls without rmcp's service.
 pub(crate) struct Direct {
@@ -184,36 +234,44 @@ pub(crate) struct Direct {
     /// `MCP-Protocol-Version`.
     headers: HashMap<HeaderName, HeaderValue>,
     limits: StreamableHttpResponseLimits,
+    /// The transport's policy for picking an event stream up again.
+    retry: Arc<dyn SseRetryPolicy>,
+    /// POSTs in flight on this session, as rmcp bounds its own.
+    posts: Semaphore,
     next_id: AtomicU64,
     refused_elicitations: Arc<AtomicU64>,
 }
 
-/// A call's answer; `None` when the downstream does not know the session
-/// (HTTP 404) and did nothing: the call is then rmcp's to make, which
-/// re-initializes.
+/// A call's answer; `None` when the call was not sent: the session is not
+/// ready yet, or the downstream does not know it (HTTP 404) and did
+/// nothing. The call is then rmcp's to make (which re-initializes).
 type Answer = Option<Result<CallToolResponse, ServiceError>>;
 
 impl Direct {
-    /// The route for a session on `version`, if calls on it can be posted
-    /// here.
+    /// The route for a session rmcp's transport set up with `config`, on
+    /// protocol `version`, if calls on it can be posted here.
     pub(crate) fn for_session(
         client: Recording,
-        uri: Arc<str>,
-        mut headers: HashMap<HeaderName, HeaderValue>,
+        config: &StreamableHttpClientTransportConfig,
         version: &ProtocolVersion,
-        limits: StreamableHttpResponseLimits,
         refused_elicitations: Arc<AtomicU64>,
     ) -> Option<Direct> {
         if *version >= ProtocolVersion::STANDARD_HEADERS {
             return None;
         }
+        let mut headers = config.custom_headers.clone();
         let value = HeaderValue::from_str(version.as_str()).ok()?;
         headers.insert(HeaderName::from_static("mcp-protocol-version"), value);
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = config.max_sse_event_size;
+        limits.max_json_response_size = config.max_json_response_size;
         Some(Direct {
             client,
-            uri,
+            uri: config.uri.clone(),
             headers,
             limits,
+            retry: config.retry_config.clone(),
+            posts: Semaphore::new(config.max_concurrent_requests.max(1)),
             next_id: AtomicU64::new(0),
             refused_elicitations,
         })
@@ -223,94 +281,166 @@ impl Direct {
     /// the answer (a timeout, a cancelled caller) tells the downstream, as
     /// rmcp does.
     pub(crate) async fn call(self: &Arc<Self>, params: CallToolRequestParams) -> Answer {
+        let session = self.client.session.ready()?;
         let n = self.next_id.fetch_add(1, Ordering::Relaxed);
         // rmcp numbers its own requests on the session; these never meet them.
         let id = NumberOrString::String(Arc::from(format!("connecta-{n}")));
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let mut pending = Pending {
             direct: self.clone(),
+            session: session.clone(),
             id: Some(id.clone()),
         };
         let outcome = self
-            .exchange(ClientJsonRpcMessage::request(request, id.clone()), &id)
+            .exchange(
+                ClientJsonRpcMessage::request(request, id.clone()),
+                &id,
+                session,
+            )
             .await;
         // Answered, refused or lost with its connection: nothing to cancel.
         pending.id = None;
         outcome
     }
 
-    async fn exchange(&self, message: ClientJsonRpcMessage, id: &RequestId) -> Answer {
-        let session = self.client.session.get();
-        let posted = self
-            .client
-            .post_message_with_response_limits(
-                self.uri.clone(),
-                message,
-                session.clone(),
-                None,
-                self.headers.clone(),
-                self.limits,
-            )
-            .await;
-        let mut stream = match posted {
+    async fn exchange(
+        &self,
+        message: ClientJsonRpcMessage,
+        id: &RequestId,
+        session: Option<Arc<str>>,
+    ) -> Answer {
+        let posted = {
+            let Ok(_slot) = self.posts.acquire().await else {
+                return None;
+            };
+            self.client
+                .http
+                .post_message_with_response_limits(
+                    self.uri.clone(),
+                    message,
+                    session.clone(),
+                    None,
+                    self.headers.clone(),
+                    self.limits,
+                )
+                .await
+        };
+        let stream = match posted {
             Ok(StreamableHttpPostResponse::Json(message, _)) => {
-                return match self.answer_of(message, id, &session).await {
-                    Some(answer) => Some(answer),
-                    None => Some(Err(ServiceError::UnexpectedResponse)),
-                };
+                let answer = self.answer_of(message, id, &session).await;
+                return Some(answer.unwrap_or(Err(ServiceError::UnexpectedResponse)));
             }
             Ok(StreamableHttpPostResponse::Sse(stream, _)) => stream,
             Ok(_) => return Some(Err(ServiceError::UnexpectedResponse)),
             Err(StreamableHttpError::SessionExpired) => return None,
             Err(e) => return Some(Err(transport_error(e))),
         };
-        let mut last_event_id = None;
-        let mut resumes = 0;
+        Some(self.read_stream(stream, id, &session).await)
+    }
+
+    /// Reads an answer's event stream until the answer, picking it up
+    /// again by `Last-Event-ID` when it ends or breaks (as rmcp's
+    /// `SseAutoReconnectStream` does for a request's stream: only once the
+    /// server gave an event id).
+    async fn read_stream(
+        &self,
+        mut stream: BoxStream<'static, Result<Sse, SseError>>,
+        id: &RequestId,
+        session: &Option<Arc<str>>,
+    ) -> Result<CallToolResponse, ServiceError> {
+        let mut last_event_id: Option<String> = None;
+        let mut server_retry: Option<Duration> = None;
+        // Events since the stream was last (re)opened: a break before any
+        // (the same event failing again, such as one over the size limit)
+        // is not picked up again.
+        let mut fresh = 0usize;
         loop {
-            match stream.next().await {
+            let broke = match stream.next().await {
                 Some(Ok(event)) => {
+                    fresh += 1;
+                    if let Some(ms) = event.retry {
+                        server_retry = Some(Duration::from_millis(ms));
+                    }
                     if event.id.is_some() {
                         last_event_id = event.id.clone();
                     }
-                    let Some(data) = event.data.filter(|d| !d.is_empty()) else {
+                    if !matches!(event.event.as_deref(), None | Some("") | Some("message")) {
+                        continue;
+                    }
+                    let Some(data) = event.data else { continue };
+                    let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
+                        tracing::debug!("an event that is not a JSON-RPC message was passed over");
                         continue;
                     };
-                    let message = match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
-                        Ok(m) => m,
-                        Err(e) => {
-                            return Some(Err(transport_error(StreamableHttpError::Deserialize(e))));
-                        }
-                    };
-                    if let Some(answer) = self.answer_of(message, id, &session).await {
-                        return Some(answer);
+                    if let Some(answer) = self.answer_of(message, id, session).await {
+                        drain(stream);
+                        return answer;
                     }
+                    continue;
                 }
-                Some(Err(e)) => {
-                    return Some(Err(transport_error(StreamableHttpError::Sse(e))));
+                Some(Err(e)) => Some(e),
+                None => None,
+            };
+            let Some(last) = last_event_id.clone() else {
+                return Err(transport_error(match broke {
+                    Some(e) => StreamableHttpError::Sse(e),
+                    None => StreamableHttpError::UnexpectedEndOfStream,
+                }));
+            };
+            // A clean end waits for the server's `retry:` (or the policy's
+            // first interval); a break reconnects at once.
+            let wait = match broke {
+                Some(e) if fresh == 0 => {
+                    return Err(transport_error(StreamableHttpError::Sse(e)));
                 }
-                None => {
-                    let Some(last) = last_event_id.clone().filter(|_| resumes < MAX_RESUMES) else {
-                        return Some(Err(transport_error(
-                            StreamableHttpError::UnexpectedEndOfStream,
-                        )));
-                    };
-                    resumes += 1;
-                    match self
-                        .client
-                        .get_stream(
-                            self.uri.clone(),
-                            session.clone(),
-                            Some(last),
-                            None,
-                            self.headers.clone(),
-                        )
-                        .await
-                    {
-                        Ok(next) => stream = next,
-                        Err(e) => return Some(Err(transport_error(e))),
-                    }
-                }
-            }
+                Some(_) => Some(Duration::ZERO),
+                None => server_retry.take().or_else(|| self.retry.retry(0)),
+            };
+            let Some(wait) = wait else {
+                return Err(transport_error(StreamableHttpError::UnexpectedEndOfStream));
+            };
+            stream = self.resume(&last, session, wait, server_retry).await?;
+            fresh = 0;
+        }
+    }
+
+    /// Opens the stream again after `last`, retrying under the policy.
+    async fn resume(
+        &self,
+        last: &str,
+        session: &Option<Arc<str>>,
+        mut wait: Duration,
+        server_retry: Option<Duration>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, ServiceError> {
+        let mut attempts = 0;
+        loop {
+            tokio::time::sleep(wait).await;
+            let reopened = self
+                .client
+                .http
+                .get_stream_with_max_sse_event_size(
+                    self.uri.clone(),
+                    session.clone(),
+                    Some(last.to_owned()),
+                    None,
+                    self.headers.clone(),
+                    self.limits.max_sse_event_size,
+                )
+                .await;
+            let e = match reopened {
+                Ok(stream) => return Ok(stream),
+                Err(
+                    e @ (StreamableHttpError::ServerDoesNotSupportSse
+                    | StreamableHttpError::AuthRequired(_)
+                    | StreamableHttpError::InsufficientScope(_)),
+                ) => return Err(transport_error(e)),
+                Err(e) => e,
+            };
+            attempts += 1;
+            let Some(next) = self.retry.retry(attempts) else {
+                return Err(transport_error(e));
+            };
+            wait = server_retry.map_or(next, |s| s.max(next));
         }
     }
 
@@ -334,29 +464,44 @@ impl Direct {
                 };
                 // A reply the downstream cannot take leaves it to end the
                 // call as it sees fit; the call's own answer still decides.
-                if let Err(e) = self
-                    .client
-                    .post_message(
-                        self.uri.clone(),
-                        reply,
-                        session.clone(),
-                        None,
-                        self.headers.clone(),
-                    )
-                    .await
-                {
-                    tracing::debug!(error = %e, "a reply to the downstream's request was not taken");
-                }
+                self.control(reply, session.clone()).await;
                 None
             }
             _ => None,
         }
     }
+
+    /// Posts a reply or a notification, giving up after
+    /// [`CONTROL_TIMEOUT`].
+    async fn control(&self, message: ClientJsonRpcMessage, session: Option<Arc<str>>) {
+        let post = self.client.http.post_message(
+            self.uri.clone(),
+            message,
+            session,
+            None,
+            self.headers.clone(),
+        );
+        match tokio::time::timeout(CONTROL_TIMEOUT, post).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::debug!(error = %e, "the downstream did not take a message"),
+            Err(_) => tracing::debug!("the downstream did not take a message in time"),
+        }
+    }
+}
+
+/// Reads what is left of an answered stream, briefly, in the background.
+fn drain(mut stream: BoxStream<'static, Result<Sse, SseError>>) {
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(DRAIN, async { while stream.next().await.is_some() {} }).await;
+    });
 }
 
 /// A call posted and not yet answered: dropped, it tells the downstream.
 struct Pending {
     direct: Arc<Direct>,
+    /// The session the call went out on (a cancellation for it means
+    /// nothing on another).
+    session: Option<Arc<str>>,
     id: Option<RequestId>,
 }
 
@@ -369,6 +514,7 @@ impl Drop for Pending {
             return;
         };
         let direct = self.direct.clone();
+        let session = self.session.take();
         runtime.spawn(async move {
             let cancelled = ClientNotification::CancelledNotification(CancelledNotification::new(
                 CancelledNotificationParam::new(
@@ -376,15 +522,8 @@ impl Drop for Pending {
                     Some("the caller stopped waiting".into()),
                 ),
             ));
-            let _ = direct
-                .client
-                .post_message(
-                    direct.uri.clone(),
-                    ClientJsonRpcMessage::notification(cancelled),
-                    direct.client.session.get(),
-                    None,
-                    direct.headers.clone(),
-                )
+            direct
+                .control(ClientJsonRpcMessage::notification(cancelled), session)
                 .await;
         });
     }

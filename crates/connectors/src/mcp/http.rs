@@ -12,9 +12,7 @@ use connecta_core::secret::Secret;
 use futures::FutureExt;
 use http::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransportConfig, StreamableHttpResponseLimits,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -196,15 +194,10 @@ impl HttpTransport {
                 let direct = recording
                     .zip(peer.peer_info())
                     .and_then(|(recording, info)| {
-                        let mut limits = StreamableHttpResponseLimits::default();
-                        limits.max_sse_event_size = config.max_sse_event_size;
-                        limits.max_json_response_size = config.max_json_response_size;
                         Direct::for_session(
                             recording,
-                            config.uri.clone(),
-                            config.custom_headers.clone(),
+                            &config,
                             &info.protocol_version,
-                            limits,
                             self.shared.refused_elicitations.clone(),
                         )
                         .map(Arc::new)
