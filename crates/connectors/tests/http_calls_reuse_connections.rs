@@ -56,11 +56,12 @@ impl ServerHandler for Echo {
     }
 }
 
-/// The downstream behind a proxy that counts the connections it accepts.
-async fn counted_downstream() -> (String, Arc<AtomicUsize>) {
+/// The downstream behind a proxy that counts the connections it accepts:
+/// stateless with JSON answers, or with sessions and event-stream answers.
+async fn counted_downstream(sessions: bool) -> (String, Arc<AtomicUsize>) {
     let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
+        .with_legacy_session_mode(sessions)
+        .with_json_response(!sessions)
         .with_sse_keep_alive(None);
     let service = StreamableHttpService::new(
         || Ok(Echo),
@@ -91,7 +92,19 @@ async fn counted_downstream() -> (String, Arc<AtomicUsize>) {
 
 #[tokio::test]
 async fn twenty_calls_reuse_a_kept_alive_connection() {
-    let (url, accepted) = counted_downstream().await;
+    twenty_calls(false).await;
+}
+
+/// An answer on an event stream is read to the stream's end after the
+/// answer (drained in the background), or its connection could not go
+/// back to the pool.
+#[tokio::test]
+async fn twenty_calls_answered_on_event_streams_reuse_a_kept_alive_connection() {
+    twenty_calls(true).await;
+}
+
+async fn twenty_calls(sessions: bool) {
+    let (url, accepted) = counted_downstream(sessions).await;
     let connector = McpConnector::new(
         "echo",
         McpTransport::Http {

@@ -19,9 +19,10 @@
 //! event stream that ends or breaks is resumed by `Last-Event-ID` under the
 //! transport's retry policy (and the server's `retry:`), events other than
 //! `message` and data that is not a message are passed over, control POSTs
-//! (replies, cancellations) give up after 5 s, POSTs in flight are bounded
-//! by `max_concurrent_requests`, and an answered stream is drained in the
-//! background so its connection goes back to the pool.
+//! (replies, cancellations) give up after 5 s, and POSTs in flight are bounded
+//! by `max_concurrent_requests`. (rmcp also reads an answered stream on
+//! for 50 ms so its connection can be pooled; against rmcp's server the
+//! connection is reused without that, `http_calls_reuse_connections`.)
 //!
 //! Must never: send one call twice (a call goes to rmcp instead only when
 //! it was not sent: the session is not ready yet, or the downstream
@@ -222,10 +223,6 @@ impl StreamableHttpClient for Recording {
 /// `control_request_timeout`).
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How long an answered event stream is read on for its end, so its
-/// connection goes back to the pool (rmcp's drain).
-const DRAIN: Duration = Duration::from_millis(50);
-
 /// What a session needs to take calls without rmcp's service.
 pub(crate) struct Direct {
     client: Recording,
@@ -373,7 +370,6 @@ impl Direct {
                         continue;
                     };
                     if let Some(answer) = self.answer_of(message, id, session).await {
-                        drain(stream);
                         return answer;
                     }
                     continue;
@@ -487,13 +483,6 @@ impl Direct {
             Err(_) => tracing::debug!("the downstream did not take a message in time"),
         }
     }
-}
-
-/// Reads what is left of an answered stream, briefly, in the background.
-fn drain(mut stream: BoxStream<'static, Result<Sse, SseError>>) {
-    tokio::spawn(async move {
-        let _ = tokio::time::timeout(DRAIN, async { while stream.next().await.is_some() {} }).await;
-    });
 }
 
 /// A call posted and not yet answered: dropped, it tells the downstream.

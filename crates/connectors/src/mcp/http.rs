@@ -10,15 +10,20 @@ use std::time::Duration;
 use connecta_core::error::{ErrorCode, MAX_ECHO_BYTES, ToolError, clamp_text};
 use connecta_core::secret::Secret;
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use http::{HeaderName, HeaderValue};
+use rmcp::RoleClient;
+use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpClientTransportConfig,
+};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::direct::{Direct, Recording, SessionId};
-use super::handler::lifecycle;
+use super::handler::{GatewayClient, lifecycle};
 use super::{Session, Shared, errors};
 use crate::ConnectorState;
 use crate::credential::{CredentialBinding, Framed};
@@ -159,33 +164,19 @@ impl HttpTransport {
         if let Some((name, value)) = &wanted {
             config.custom_headers.insert(name.clone(), value.clone());
         }
-        let lifecycle = lifecycle(self.shared.options.handshake);
-        let (attempt, recording) = match &self.http {
-            Some(http) => {
-                let recording = Recording {
-                    http: http.clone(),
-                    session: SessionId::default(),
-                };
-                let transport =
-                    StreamableHttpClientTransport::with_client(recording.clone(), config.clone());
-                let attempt = rmcp::service::serve_client_with_lifecycle_and_ct(
-                    self.shared.client(),
-                    transport,
-                    lifecycle,
-                    ct.clone(),
-                );
-                (attempt.boxed(), Some(recording))
-            }
-            None => {
-                let transport = StreamableHttpClientTransport::from_config(config.clone());
-                let attempt = rmcp::service::serve_client_with_lifecycle_and_ct(
-                    self.shared.client(),
-                    transport,
-                    lifecycle,
-                    ct.clone(),
-                );
-                (attempt.boxed(), None)
-            }
+        let recording = self.http.as_ref().map(|http| Recording {
+            http: http.clone(),
+            session: SessionId::default(),
+        });
+        let attempt = match &recording {
+            Some(recording) => self.handshake(
+                StreamableHttpClientTransport::with_client(recording.clone(), config.clone()),
+                ct.clone(),
+            ),
+            None => self.handshake(
+                StreamableHttpClientTransport::from_config(config.clone()),
+                ct.clone(),
+            ),
         };
         let limit = deadline.min(now + self.shared.options.connect_timeout);
         let failure = match tokio::time::timeout_at(limit, attempt).await {
@@ -244,6 +235,24 @@ impl HttpTransport {
             true,
         )
         .retry_after(wait.as_millis() as u64))
+    }
+
+    /// rmcp's handshake over `transport`, as one future whatever its client.
+    fn handshake<C>(
+        &self,
+        transport: StreamableHttpClientTransport<C>,
+        ct: CancellationToken,
+    ) -> BoxFuture<'static, Result<RunningService<RoleClient, GatewayClient>, ClientInitializeError>>
+    where
+        C: StreamableHttpClient + Send + Sync + 'static,
+    {
+        rmcp::service::serve_client_with_lifecycle_and_ct(
+            self.shared.client(),
+            transport,
+            lifecycle(self.shared.options.handshake),
+            ct,
+        )
+        .boxed()
     }
 
     /// A call found the session dead: the next call reconnects at once.
