@@ -41,6 +41,7 @@ use serde_json::{Value, json};
 use tower::Service;
 
 use crate::admission::RequestAdmission;
+use crate::direct::DirectCalls;
 
 /// A batch that gathered this many bytes of answers gives its memory back
 /// to the system once answered.
@@ -74,6 +75,9 @@ pub(crate) struct Framing<S> {
     limits: FramingLimits,
     /// See `AppState::release_memory`.
     release_memory: Option<fn()>,
+    /// Plain `tools/call` messages served without rmcp's per-request
+    /// service (`direct.rs`); `None` sends every message to rmcp.
+    direct: Option<DirectCalls>,
 }
 
 impl<S> Framing<S> {
@@ -82,12 +86,14 @@ impl<S> Framing<S> {
         admission: Arc<RequestAdmission>,
         limits: FramingLimits,
         release_memory: Option<fn()>,
+        direct: Option<DirectCalls>,
     ) -> Self {
         Self {
             inner,
             admission,
             limits,
             release_memory,
+            direct,
         }
     }
 }
@@ -184,6 +190,12 @@ where
         let Ok(_slot) = self.admission.admit(pending).await else {
             return self.admission.overloaded(peek_id(&bytes));
         };
+        if json_body
+            && let Some(direct) = &self.direct
+            && let Some((call, actor)) = direct.take(&parts, &bytes)
+        {
+            return direct.answer(call, actor).await;
+        }
         let request = Request::from_parts(parts, Body::from(bytes.clone()));
         if !json_body {
             return forward(self.inner, request).await;

@@ -127,7 +127,7 @@ fn frame(body: Vec<u8>, limits: FramingLimits, pad: usize) -> (StatusCode, Bytes
             pad,
         };
         let admission = Arc::new(RequestAdmission::new(4, 8, Duration::from_secs(5)));
-        let framing = Framing::new(stub, admission, limits, None);
+        let framing = Framing::new(stub, admission, limits, None, None);
         let request = Request::post("/mcp")
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")

@@ -49,6 +49,24 @@ impl ConnectaServer {
     pub fn tools(&self) -> &[Tool] {
         &self.tools
     }
+
+    /// One meta-tool call, answered: rmcp's `call_tool` and the direct lane
+    /// (`direct.rs`) both end here.
+    pub(crate) async fn respond(
+        &self,
+        name: &str,
+        args: rmcp::model::JsonObject,
+        ctx: RequestCtx,
+    ) -> CallToolResponse {
+        let _running = self.in_flight.token();
+        // Boxed: the gateway's future is large, and rmcp moves the one it
+        // spawns per request several times; a box is moved as a pointer.
+        let out = Box::pin(self.gateway.call_meta(name, args, &ctx)).await;
+        if let Some(asked) = ctx.input_request() {
+            return CallToolResponse::InputRequired(input_required(asked));
+        }
+        CallToolResponse::Complete(convert::result(out))
+    }
 }
 
 /// Who is calling: set by the HTTP auth layer, or stdio's local user.
@@ -208,7 +226,6 @@ impl ServerHandler for ConnectaServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let _running = self.in_flight.token();
         let mut ctx = RequestCtx::new(actor(&context), context.ct.clone());
         if let Some(e) = elicitor(&context, self.gateway.config.approvals.timeout) {
             ctx = ctx.with_elicitor(e);
@@ -217,14 +234,7 @@ impl ServerHandler for ConnectaServer {
             ctx = ctx.with_approval_input(input);
         }
         let args = request.arguments.unwrap_or_default();
-        // Boxed: the gateway's future is large, and rmcp moves the one it
-        // spawns per request (this one) several times; a box is moved as a
-        // pointer.
-        let out = Box::pin(self.gateway.call_meta(&request.name, args, &ctx)).await;
-        if let Some(asked) = ctx.input_request() {
-            return Ok(CallToolResponse::InputRequired(input_required(asked)));
-        }
-        Ok(CallToolResponse::Complete(convert::result(out)))
+        Ok(self.respond(&request.name, args, ctx).await)
     }
 
     /// rmcp hands a request here when it cannot read it as any method it

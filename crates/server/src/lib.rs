@@ -14,6 +14,9 @@ mod auth;
 mod batch;
 mod connections;
 mod convert;
+mod direct;
+#[cfg(test)]
+mod direct_tests;
 mod drain;
 mod framing;
 #[cfg(test)]
@@ -96,6 +99,12 @@ impl AppState {
 /// MCP), and the
 /// unqueued `/health` and `/metrics`.
 pub fn router(state: AppState, cancel: CancellationToken) -> Router {
+    router_with(state, cancel, true)
+}
+
+/// [`router`], with the direct lane for plain `tools/call` messages
+/// (`direct.rs`) on or off; off, rmcp serves every message.
+fn router_with(state: AppState, cancel: CancellationToken, direct: bool) -> Router {
     let server = ConnectaServer::new(state.gateway.clone());
     let s = &state.gateway.config.server;
     let hosts = allowed_hosts(&state.gateway.config);
@@ -104,12 +113,13 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
         .with_json_response(true)
         .with_sse_keep_alive(None)
         .with_max_request_body_bytes(s.max_request_bytes)
-        .with_cancellation_token(cancel)
-        .with_allowed_hosts(hosts)
+        .with_cancellation_token(cancel.clone())
+        .with_allowed_hosts(hosts.clone())
         // A request carrying an `Origin` not listed is refused with 403, also
         // when the list is empty (MCP: validate Origin against DNS rebinding).
         .with_allowed_origins(s.allowed_origins.iter().cloned())
         .enforce_origin_validation();
+    let direct = direct.then(|| direct::DirectCalls::new(server.clone(), &hosts, cancel));
     let mcp = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -124,6 +134,7 @@ pub fn router(state: AppState, cancel: CancellationToken) -> Router {
         state.admission.clone(),
         framing::FramingLimits::of(s),
         state.release_memory,
+        direct,
     );
     let mcp_routes = Router::new()
         .nest_service("/mcp", framed)
