@@ -38,7 +38,8 @@
 //! (`serve_http`'s last step), the answer is rmcp's empty 500.
 //!
 //! `direct_tests.rs` sends each request of a table to the router with and
-//! without this lane and requires the same answer.
+//! without this lane and requires the same answer, and does the same for a
+//! call the server drops on its last shutdown step.
 //!
 //! Must never: answer a request rmcp would refuse, or answer one differently.
 
@@ -46,7 +47,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Response, StatusCode, header};
 use connecta_core::activity::Actor;
@@ -83,6 +84,7 @@ pub(crate) struct PlainCall {
     #[allow(dead_code)] // Only `"2.0"` deserializes.
     jsonrpc: JsonRpcVersion2_0,
     id: RequestId,
+    #[allow(dead_code)] // Only `"tools/call"` deserializes.
     method: ToolsCall,
     params: PlainParams,
 }
@@ -136,8 +138,7 @@ impl DirectCalls {
             return None;
         }
         let actor = parts.extensions.get::<Actor>()?.clone();
-        let call: PlainCall = serde_json::from_slice(body).ok()?;
-        let ToolsCall::ToolsCall = call.method;
+        let call = serde_json::from_slice(body).ok()?;
         Some((call, actor))
     }
 
@@ -198,10 +199,11 @@ impl DirectCalls {
             cancel,
         };
         let response = tokio::select! {
-            r = running => r,
+            biased;
             () = self.dropped.cancelled() => {
                 return text(StatusCode::INTERNAL_SERVER_ERROR, DROPPED);
             }
+            r = running => r,
         };
         let message = match response {
             // What rmcp's handler dispatch answers a revision older than
@@ -280,6 +282,8 @@ fn plain_version(value: &HeaderValue) -> bool {
     let Ok(v) = value.to_str() else {
         return false;
     };
+    // Two thresholds in rmcp (per-request `_meta`, standard headers), the
+    // same revision today.
     v < ProtocolVersion::V_2026_07_28.as_str()
         && v < ProtocolVersion::STANDARD_HEADERS.as_str()
         && ProtocolVersion::KNOWN_VERSIONS
@@ -319,8 +323,10 @@ fn normalize_host(host: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// rmcp's plain-text refusals carry no content type (framing's `plain`
+/// adds one).
 fn text(status: StatusCode, message: &str) -> Response<Body> {
-    let mut r = Response::new(Body::from(Bytes::copy_from_slice(message.as_bytes())));
+    let mut r = Response::new(Body::from(message.to_owned()));
     *r.status_mut() = status;
     r
 }

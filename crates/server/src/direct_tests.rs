@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-use crate::{AppState, router_with};
+use crate::direct::DirectCalls;
+use crate::{AppState, ConnectaServer, router_with};
 
 const TOKEN: &str = "direct-lane-test-token";
 
@@ -48,6 +49,17 @@ fn case(
     }
 }
 
+/// A plain call with `Host: host`.
+fn host(what: &'static str, host: &'static str, taken: bool) -> Case {
+    case(what, &[("host", host)], search(), taken)
+}
+
+/// A plain call from localhost naming protocol `version`.
+fn version(what: &'static str, version: &'static str, taken: bool) -> Case {
+    let headers = [("host", "localhost"), ("mcp-protocol-version", version)];
+    case(what, &headers, search(), taken)
+}
+
 fn cases() -> Vec<Case> {
     let plain = [("host", "127.0.0.1:8787")];
     let mut with_id = search();
@@ -62,38 +74,13 @@ fn cases() -> Vec<Case> {
         case("a plain call", &plain, search(), true),
         case("a string id", &plain, with_id, true),
         case("a fractional id", &plain, fractional_id, false),
-        case(
-            "localhost on another port",
-            &[("host", "localhost:9")],
-            search(),
-            true,
-        ),
-        case(
-            "an upper-case host",
-            &[("host", "LOCALHOST")],
-            search(),
-            true,
-        ),
-        case("IPv6 loopback", &[("host", "[::1]:8787")], search(), true),
-        case(
-            "a configured host",
-            &[("host", "gw.example:443")],
-            search(),
-            true,
-        ),
-        case(
-            "a configured host on another port",
-            &[("host", "gw.example:444")],
-            search(),
-            false,
-        ),
-        case(
-            "a host not allowed",
-            &[("host", "evil.example")],
-            search(),
-            false,
-        ),
-        case("a malformed host", &[("host", "a b")], search(), false),
+        host("localhost on another port", "localhost:9", true),
+        host("an upper-case host", "LOCALHOST", true),
+        host("IPv6 loopback", "[::1]:8787", true),
+        host("a configured host", "gw.example:443", true),
+        host("a configured host on another port", "gw.example:444", false),
+        host("a host not allowed", "evil.example", false),
+        host("a malformed host", "a b", false),
         case("no host", &[], search(), false),
         case(
             "two hosts",
@@ -113,42 +100,10 @@ fn cases() -> Vec<Case> {
             search(),
             false,
         ),
-        case(
-            "an older protocol version",
-            &[
-                ("host", "localhost"),
-                ("mcp-protocol-version", "2025-06-18"),
-            ],
-            search(),
-            true,
-        ),
-        case(
-            "the oldest protocol version",
-            &[
-                ("host", "localhost"),
-                ("mcp-protocol-version", "2024-11-05"),
-            ],
-            search(),
-            true,
-        ),
-        case(
-            "the per-request revision",
-            &[
-                ("host", "localhost"),
-                ("mcp-protocol-version", "2026-07-28"),
-            ],
-            search(),
-            false,
-        ),
-        case(
-            "an unknown protocol version",
-            &[
-                ("host", "localhost"),
-                ("mcp-protocol-version", "1999-01-01"),
-            ],
-            search(),
-            false,
-        ),
+        version("an older protocol version", "2025-06-18", true),
+        version("the oldest protocol version", "2024-11-05", true),
+        version("the per-request revision", "2026-07-28", false),
+        version("an unknown protocol version", "1999-01-01", false),
         case(
             "two protocol versions",
             &[
@@ -333,7 +288,7 @@ async fn the_direct_lane_answers_exactly_as_rmcp_does() {
     let dir = tempfile::tempdir().expect("tempdir");
     let gateway = gateway(dir.path()).await;
     let state = AppState::new(gateway);
-    let direct = DirectProbe::new(&state);
+    let direct = lane(&state, CancellationToken::new());
     let with = router_with(state.clone(), CancellationToken::new(), true);
     let without = router_with(state, CancellationToken::new(), false);
     for case in cases() {
@@ -350,7 +305,7 @@ async fn the_direct_lane_answers_exactly_as_rmcp_does() {
             (Some(a), Some(b)) => assert_eq!(a, b, "{}: answer", case.what),
             _ => assert_eq!(ours.2, theirs.2, "{}: answer", case.what),
         }
-        assert_eq!(direct.takes(&case), case.taken, "{}: taken", case.what);
+        assert_eq!(takes(&direct, &case), case.taken, "{}: taken", case.what);
         if case.taken {
             // Served, not refused by a layer in front of both.
             let answer: Value = serde_json::from_slice(&ours.2).expect("JSON");
@@ -365,33 +320,46 @@ async fn the_direct_lane_answers_exactly_as_rmcp_does() {
     }
 }
 
-/// Asks the lane whether it would take a case, as framing does.
-struct DirectProbe(crate::direct::DirectCalls);
-
-impl DirectProbe {
-    fn new(state: &AppState) -> DirectProbe {
-        let server = crate::ConnectaServer::new(state.gateway.clone());
-        let hosts = crate::allowed_hosts(&state.gateway.config);
-        DirectProbe(crate::direct::DirectCalls::new(
-            server,
-            &hosts,
-            CancellationToken::new(),
-        ))
-    }
-
-    fn takes(&self, case: &Case) -> bool {
-        let mut request = Request::post("/mcp").body(()).expect("request");
-        for (name, value) in &case.headers {
-            request
-                .headers_mut()
-                .append(*name, value.parse().expect("value"));
-        }
+/// Whether the lane takes a case, asked as framing asks it.
+fn takes(direct: &DirectCalls, case: &Case) -> bool {
+    let mut request = Request::post("/mcp").body(()).expect("request");
+    for (name, value) in &case.headers {
         request
-            .extensions_mut()
-            .insert(connecta_core::activity::Actor::stdio());
-        let (parts, ()) = request.into_parts();
-        self.0
-            .take(&parts, case.body.to_string().as_bytes())
-            .is_some()
+            .headers_mut()
+            .append(*name, value.parse().expect("value"));
     }
+    request
+        .extensions_mut()
+        .insert(connecta_core::activity::Actor::stdio());
+    let (parts, ()) = request.into_parts();
+    direct
+        .take(&parts, case.body.to_string().as_bytes())
+        .is_some()
+}
+
+/// The lane rmcp's router would have, for asking it directly.
+fn lane(state: &AppState, dropped: CancellationToken) -> DirectCalls {
+    let server = ConnectaServer::new(state.gateway.clone());
+    let hosts = crate::allowed_hosts(&state.gateway.config);
+    DirectCalls::new(server, &hosts, dropped)
+}
+
+/// On the server's last shutdown step (`serve_http` cancels the token it
+/// gave the router) a call still owed an answer gets rmcp's empty 500 on
+/// both routes. A current-thread runtime: rmcp's handler task cannot run
+/// before its answer is given up.
+#[tokio::test(flavor = "current_thread")]
+async fn a_call_the_server_drops_gets_rmcp_s_empty_500() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = AppState::new(gateway(dir.path()).await);
+    let dropped = CancellationToken::new();
+    dropped.cancel();
+    let with = router_with(state.clone(), dropped.clone(), true);
+    let without = router_with(state.clone(), dropped.clone(), false);
+    let case = host("a plain call", "localhost", true);
+    assert!(takes(&lane(&state, dropped), &case));
+    let ours = send(&with, &case).await;
+    let theirs = send(&without, &case).await;
+    assert_eq!(ours.0, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(ours, theirs);
 }

@@ -7,7 +7,8 @@
 //! `server.request_body_timeout_ms` (HTTP 408 past it) while the request
 //! holds only a place in the admission queue, and then:
 //! - a single message asks for an admission slot (HTTP 503 with the
-//!   message's `id` when none comes in time) and goes to rmcp;
+//!   message's `id` when none comes in time) and goes to rmcp, or, when it
+//!   is a plain `tools/call`, to the handler directly (`direct.rs`);
 //! - a body that is not JSON is HTTP 400 with a JSON-RPC parse error
 //!   (-32700), and JSON that is not a JSON-RPC message is HTTP 400 with an
 //!   invalid-request error (-32600) carrying the message's `id` when it has
