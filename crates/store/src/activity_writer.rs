@@ -1,13 +1,18 @@
 //! Activity events are written off the call path: callers hand an event to an
 //! [`ActivitySink`] (never blocks, never fails a call) and one background
 //! [`ActivityWriter`] batches them into the store.
+//!
+//! While the writer lingers for more events it sleeps: an event queued then
+//! does not wake it (each wake-up cost a scheduler hand-off per call, and
+//! often a second runtime thread woken to take it). Only a flush or a full
+//! batch ends the linger early, through [`Shared::wake`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use connecta_core::activity::ActivityEvent;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::Store;
@@ -28,11 +33,19 @@ enum Msg {
     Flush(oneshot::Sender<()>),
 }
 
+/// What the sinks share with the writer besides the queue.
+#[derive(Default)]
+struct Shared {
+    /// Ends the writer's linger: a flush is queued, or a batch is full.
+    wake: Notify,
+    dropped: AtomicU64,
+}
+
 /// A cheap, cloneable handle for recording events.
 #[derive(Clone)]
 pub struct ActivitySink {
     tx: mpsc::Sender<Msg>,
-    dropped: Arc<AtomicU64>,
+    shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for ActivitySink {
@@ -46,7 +59,9 @@ impl ActivitySink {
     /// behind, the event is dropped and counted (exported as a metric).
     pub fn record(&self, event: ActivityEvent) {
         if self.tx.try_send(Msg::Event(Box::new(event))).is_err() {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+            self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+        } else if self.tx.max_capacity() - self.tx.capacity() >= BATCH {
+            self.shared.wake.notify_one();
         }
     }
 
@@ -54,12 +69,13 @@ impl ActivitySink {
     pub async fn flush(&self) {
         let (tx, rx) = oneshot::channel();
         if self.tx.send(Msg::Flush(tx)).await.is_ok() {
+            self.shared.wake.notify_one();
             let _ = rx.await;
         }
     }
 
     pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
+        self.shared.dropped.load(Ordering::Relaxed)
     }
 }
 
@@ -71,10 +87,12 @@ pub struct ActivityWriter {
 impl ActivityWriter {
     pub fn spawn(store: Arc<dyn Store>) -> (ActivitySink, ActivityWriter) {
         let (tx, mut rx) = mpsc::channel::<Msg>(QUEUE_CAPACITY);
+        let shared = Arc::new(Shared::default());
+        let wake = shared.clone();
         let task = tokio::spawn(async move {
             let mut batch: Vec<ActivityEvent> = Vec::with_capacity(BATCH);
             let mut waiters: Vec<oneshot::Sender<()>> = Vec::new();
-            while collect(&mut rx, &mut batch, &mut waiters).await {
+            while collect(&mut rx, &wake.wake, &mut batch, &mut waiters).await {
                 if !batch.is_empty() {
                     if let Err(e) = store.activity_append(&batch).await {
                         // Activity is best-effort by design: a failed write is
@@ -88,13 +106,7 @@ impl ActivityWriter {
                 }
             }
         });
-        (
-            ActivitySink {
-                tx,
-                dropped: Arc::new(AtomicU64::new(0)),
-            },
-            ActivityWriter { task },
-        )
+        (ActivitySink { tx, shared }, ActivityWriter { task })
     }
 
     /// Finish writing once every sink clone is dropped.
@@ -105,10 +117,11 @@ impl ActivityWriter {
 
 /// Gather the next write into `batch` (and the flushes it answers into
 /// `waiters`): what is queued, then what arrives within [`LINGER`] of the
-/// first message, until the batch is full or a flush asks for it. False
-/// once every sink is gone and nothing is left.
+/// first message, until the batch is full or a flush asks for it (either
+/// signals `wake`). False once every sink is gone and nothing is left.
 async fn collect(
     rx: &mut mpsc::Receiver<Msg>,
+    wake: &Notify,
     batch: &mut Vec<ActivityEvent>,
     waiters: &mut Vec<oneshot::Sender<()>>,
 ) -> bool {
@@ -116,24 +129,40 @@ async fn collect(
         return false;
     };
     let linger_until = tokio::time::Instant::now() + LINGER;
-    let mut next = Some(first);
+    take_queued(rx, Some(first), batch, waiters);
     loop {
-        while let Some(msg) = next.take() {
-            match msg {
-                Msg::Event(e) => batch.push(*e),
-                Msg::Flush(w) => waiters.push(w),
-            }
-            if batch.len() < BATCH {
-                next = rx.try_recv().ok();
-            }
-        }
         if batch.len() >= BATCH || !waiters.is_empty() {
             return true;
         }
-        match tokio::time::timeout_at(linger_until, rx.recv()).await {
-            Ok(Some(msg)) => next = Some(msg),
-            // The linger is over, or every sink is gone.
-            Ok(None) | Err(_) => return true,
+        // Asleep, not waiting on the queue: events queued meanwhile are
+        // taken when the linger ends.
+        let over = tokio::select! {
+            () = tokio::time::sleep_until(linger_until) => true,
+            () = wake.notified() => false,
+        };
+        take_queued(rx, None, batch, waiters);
+        if over {
+            return true;
+        }
+    }
+}
+
+/// `first`, then what is queued, into `batch` (until it is full) and
+/// `waiters`.
+fn take_queued(
+    rx: &mut mpsc::Receiver<Msg>,
+    first: Option<Msg>,
+    batch: &mut Vec<ActivityEvent>,
+    waiters: &mut Vec<oneshot::Sender<()>>,
+) {
+    let mut next = first.or_else(|| rx.try_recv().ok());
+    while let Some(msg) = next.take() {
+        match msg {
+            Msg::Event(e) => batch.push(*e),
+            Msg::Flush(w) => waiters.push(w),
+        }
+        if batch.len() < BATCH {
+            next = rx.try_recv().ok();
         }
     }
 }
@@ -142,10 +171,18 @@ async fn collect(
 mod tests {
     use connecta_core::activity::{Actor, CallRecord, Source};
 
+    use std::pin::pin;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::{Context, Poll, Wake, Waker};
+
     use super::*;
 
     fn event(i: usize) -> Msg {
-        Msg::Event(Box::new(ActivityEvent::new(
+        Msg::Event(Box::new(activity(i)))
+    }
+
+    fn activity(i: usize) -> ActivityEvent {
+        ActivityEvent::new(
             format!("ev-{i}"),
             1_000,
             "req-1",
@@ -159,7 +196,25 @@ mod tests {
                 error_code: None,
                 friction: None,
             },
-        )))
+        )
+    }
+
+    /// A sink on `tx`, as `ActivityWriter::spawn` makes one.
+    fn sink(tx: mpsc::Sender<Msg>) -> ActivitySink {
+        ActivitySink {
+            tx,
+            shared: Arc::new(Shared::default()),
+        }
+    }
+
+    /// Counts how often a task would have been woken.
+    #[derive(Default)]
+    struct Wakes(AtomicUsize);
+
+    impl Wake for Wakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
     }
 
     #[tokio::test(start_paused = true)]
@@ -175,14 +230,14 @@ mod tests {
             tx.send(event(5)).await.expect("send");
         });
         let (mut batch, mut waiters) = (Vec::new(), Vec::new());
-        assert!(collect(&mut rx, &mut batch, &mut waiters).await);
+        assert!(collect(&mut rx, &Notify::new(), &mut batch, &mut waiters).await);
         assert_eq!(batch.len(), 5);
         batch.clear();
-        assert!(collect(&mut rx, &mut batch, &mut waiters).await);
+        assert!(collect(&mut rx, &Notify::new(), &mut batch, &mut waiters).await);
         assert_eq!(batch.len(), 1);
         sender.await.expect("sender");
         batch.clear();
-        assert!(!collect(&mut rx, &mut batch, &mut waiters).await);
+        assert!(!collect(&mut rx, &Notify::new(), &mut batch, &mut waiters).await);
     }
 
     #[tokio::test(start_paused = true)]
@@ -193,8 +248,85 @@ mod tests {
         tx.send(Msg::Flush(done)).await.expect("send");
         let started = tokio::time::Instant::now();
         let (mut batch, mut waiters) = (Vec::new(), Vec::new());
-        assert!(collect(&mut rx, &mut batch, &mut waiters).await);
+        assert!(collect(&mut rx, &Notify::new(), &mut batch, &mut waiters).await);
         assert_eq!((batch.len(), waiters.len()), (1, 1));
         assert_eq!(started.elapsed(), Duration::ZERO);
+    }
+
+    /// Events recorded while the writer lingers leave it asleep (a wake-up
+    /// per call was a scheduler hand-off per call); the linger's end wakes
+    /// it once and the write takes them all.
+    #[tokio::test(start_paused = true)]
+    async fn events_during_the_linger_do_not_wake_the_writer() {
+        let (tx, mut rx) = mpsc::channel(16);
+        let sink = sink(tx);
+        sink.record(activity(0));
+        let (mut batch, mut waiters) = (Vec::new(), Vec::new());
+        let wakes = Arc::new(Wakes::default());
+        let waker = Waker::from(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        {
+            let mut gather = pin!(collect(
+                &mut rx,
+                &sink.shared.wake,
+                &mut batch,
+                &mut waiters
+            ));
+            assert!(gather.as_mut().poll(&mut cx).is_pending());
+            for i in 1..4 {
+                sink.record(activity(i));
+            }
+            assert_eq!(wakes.0.load(Ordering::SeqCst), 0);
+            tokio::time::sleep(LINGER).await;
+            assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+            assert_eq!(gather.as_mut().poll(&mut cx), Poll::Ready(true));
+        }
+        assert_eq!(batch.len(), 4);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_flush_during_the_linger_ends_it() {
+        let (tx, mut rx) = mpsc::channel(16);
+        let sink = sink(tx);
+        sink.record(activity(0));
+        let started = tokio::time::Instant::now();
+        let (mut batch, mut waiters) = (Vec::new(), Vec::new());
+        let flusher = sink.clone();
+        let (gathered, ()) = tokio::join!(
+            collect(&mut rx, &sink.shared.wake, &mut batch, &mut waiters),
+            async move {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                // Answered once the writer writes: not awaited here.
+                let flush = flusher.flush();
+                let _ = tokio::time::timeout(Duration::ZERO, flush).await;
+            }
+        );
+        assert!(gathered);
+        assert_eq!((batch.len(), waiters.len()), (1, 1));
+        assert_eq!(started.elapsed(), Duration::from_millis(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_full_batch_ends_the_linger() {
+        let (tx, mut rx) = mpsc::channel(2 * BATCH);
+        let sink = sink(tx);
+        sink.record(activity(0));
+        let started = tokio::time::Instant::now();
+        let (mut batch, mut waiters) = (Vec::new(), Vec::new());
+        let recorder = sink.clone();
+        let (gathered, ()) = tokio::join!(
+            collect(&mut rx, &sink.shared.wake, &mut batch, &mut waiters),
+            async move {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                for i in 1..=BATCH {
+                    recorder.record(activity(i));
+                }
+            }
+        );
+        assert!(gathered);
+        assert_eq!(batch.len(), BATCH);
+        assert_eq!(started.elapsed(), Duration::from_millis(1));
+        // The one over the batch waits for the next write.
+        assert!(rx.try_recv().is_ok());
     }
 }
