@@ -5,7 +5,7 @@
 //! While the writer lingers for more events it sleeps: an event queued then
 //! does not wake it (each wake-up cost a scheduler hand-off per call, and
 //! often a second runtime thread woken to take it). Only a flush or a full
-//! batch ends the linger early, through [`Shared::wake`].
+//! batch ends the linger early, through `Shared::wake`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,7 +25,8 @@ const BATCH: usize = 512;
 /// A write of one event costs the store a transaction (a WAL frame, a commit
 /// and a round trip to SQLite's thread: about 40% of the gateway's CPU per
 /// call at one call in flight, docs/performance.md); a few milliseconds of
-/// waiting turn those into one write per batch. A flush ends the wait.
+/// waiting turn those into one write per batch. A flush or a full batch ends
+/// the wait.
 const LINGER: Duration = Duration::from_millis(10);
 
 enum Msg {
@@ -55,6 +56,13 @@ impl std::fmt::Debug for ActivitySink {
 }
 
 impl ActivitySink {
+    fn on(tx: mpsc::Sender<Msg>) -> ActivitySink {
+        ActivitySink {
+            tx,
+            shared: Arc::new(Shared::default()),
+        }
+    }
+
     /// Record an event. Never blocks; if the writer has fallen 16k events
     /// behind, the event is dropped and counted (exported as a metric).
     pub fn record(&self, event: ActivityEvent) {
@@ -87,8 +95,8 @@ pub struct ActivityWriter {
 impl ActivityWriter {
     pub fn spawn(store: Arc<dyn Store>) -> (ActivitySink, ActivityWriter) {
         let (tx, mut rx) = mpsc::channel::<Msg>(QUEUE_CAPACITY);
-        let shared = Arc::new(Shared::default());
-        let wake = shared.clone();
+        let sink = ActivitySink::on(tx);
+        let wake = sink.shared.clone();
         let task = tokio::spawn(async move {
             let mut batch: Vec<ActivityEvent> = Vec::with_capacity(BATCH);
             let mut waiters: Vec<oneshot::Sender<()>> = Vec::new();
@@ -106,7 +114,7 @@ impl ActivityWriter {
                 }
             }
         });
-        (ActivitySink { tx, shared }, ActivityWriter { task })
+        (sink, ActivityWriter { task })
     }
 
     /// Finish writing once every sink clone is dropped.
@@ -199,14 +207,6 @@ mod tests {
         )
     }
 
-    /// A sink on `tx`, as `ActivityWriter::spawn` makes one.
-    fn sink(tx: mpsc::Sender<Msg>) -> ActivitySink {
-        ActivitySink {
-            tx,
-            shared: Arc::new(Shared::default()),
-        }
-    }
-
     /// Counts how often a task would have been woken.
     #[derive(Default)]
     struct Wakes(AtomicUsize);
@@ -229,15 +229,15 @@ mod tests {
             tokio::time::sleep(LINGER * 3).await;
             tx.send(event(5)).await.expect("send");
         });
-        let (mut batch, mut waiters) = (Vec::new(), Vec::new());
-        assert!(collect(&mut rx, &Notify::new(), &mut batch, &mut waiters).await);
+        let (mut batch, mut waiters, wake) = (Vec::new(), Vec::new(), Notify::new());
+        assert!(collect(&mut rx, &wake, &mut batch, &mut waiters).await);
         assert_eq!(batch.len(), 5);
         batch.clear();
-        assert!(collect(&mut rx, &Notify::new(), &mut batch, &mut waiters).await);
+        assert!(collect(&mut rx, &wake, &mut batch, &mut waiters).await);
         assert_eq!(batch.len(), 1);
         sender.await.expect("sender");
         batch.clear();
-        assert!(!collect(&mut rx, &Notify::new(), &mut batch, &mut waiters).await);
+        assert!(!collect(&mut rx, &wake, &mut batch, &mut waiters).await);
     }
 
     #[tokio::test(start_paused = true)]
@@ -259,7 +259,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn events_during_the_linger_do_not_wake_the_writer() {
         let (tx, mut rx) = mpsc::channel(16);
-        let sink = sink(tx);
+        let sink = ActivitySink::on(tx);
         sink.record(activity(0));
         let (mut batch, mut waiters) = (Vec::new(), Vec::new());
         let wakes = Arc::new(Wakes::default());
@@ -284,48 +284,57 @@ mod tests {
         assert_eq!(batch.len(), 4);
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_flush_during_the_linger_ends_it() {
-        let (tx, mut rx) = mpsc::channel(16);
-        let sink = sink(tx);
+    /// What one `collect` gathers from a queue holding one event while
+    /// `meanwhile` runs beside it: whether it went on, the batch, the
+    /// flushes and how long it took.
+    async fn lingering_beside(
+        meanwhile: impl AsyncFnOnce(ActivitySink),
+        capacity: usize,
+    ) -> (bool, usize, usize, Duration, mpsc::Receiver<Msg>) {
+        let (tx, mut rx) = mpsc::channel(capacity);
+        let sink = ActivitySink::on(tx);
         sink.record(activity(0));
         let started = tokio::time::Instant::now();
         let (mut batch, mut waiters) = (Vec::new(), Vec::new());
-        let flusher = sink.clone();
         let (gathered, ()) = tokio::join!(
             collect(&mut rx, &sink.shared.wake, &mut batch, &mut waiters),
-            async move {
-                tokio::time::sleep(Duration::from_millis(1)).await;
-                // Answered once the writer writes: not awaited here.
-                let flush = flusher.flush();
-                let _ = tokio::time::timeout(Duration::ZERO, flush).await;
-            }
+            meanwhile(sink.clone()),
         );
+        (gathered, batch.len(), waiters.len(), started.elapsed(), rx)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_flush_during_the_linger_ends_it() {
+        let (gathered, events, flushes, took, _rx) = lingering_beside(
+            async |sink| {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                // Answered once the writer writes: only queued here (the
+                // first poll sends it and signals the writer).
+                let _ = tokio::time::timeout(Duration::ZERO, sink.flush()).await;
+            },
+            16,
+        )
+        .await;
         assert!(gathered);
-        assert_eq!((batch.len(), waiters.len()), (1, 1));
-        assert_eq!(started.elapsed(), Duration::from_millis(1));
+        assert_eq!((events, flushes), (1, 1));
+        assert_eq!(took, Duration::from_millis(1));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_full_batch_ends_the_linger() {
-        let (tx, mut rx) = mpsc::channel(2 * BATCH);
-        let sink = sink(tx);
-        sink.record(activity(0));
-        let started = tokio::time::Instant::now();
-        let (mut batch, mut waiters) = (Vec::new(), Vec::new());
-        let recorder = sink.clone();
-        let (gathered, ()) = tokio::join!(
-            collect(&mut rx, &sink.shared.wake, &mut batch, &mut waiters),
-            async move {
+        let (gathered, events, _, took, mut rx) = lingering_beside(
+            async |sink| {
                 tokio::time::sleep(Duration::from_millis(1)).await;
                 for i in 1..=BATCH {
-                    recorder.record(activity(i));
+                    sink.record(activity(i));
                 }
-            }
-        );
+            },
+            2 * BATCH,
+        )
+        .await;
         assert!(gathered);
-        assert_eq!(batch.len(), BATCH);
-        assert_eq!(started.elapsed(), Duration::from_millis(1));
+        assert_eq!(events, BATCH);
+        assert_eq!(took, Duration::from_millis(1));
         // The one over the batch waits for the next write.
         assert!(rx.try_recv().is_ok());
     }
