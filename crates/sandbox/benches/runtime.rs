@@ -3,7 +3,8 @@
 //! shortcut beside 1,000 others), through `CodeRuntime::run` with
 //! hardening on, IPC included. Also prints the idle worker's RSS and a
 //! per-run latency distribution (criterion's estimates are per-sample
-//! means, which a loaded machine's tail pulls up).
+//! means, which a loaded machine's tail pulls up), on one worker and, for
+//! one host call, on two (the gateway's default).
 //!
 //! `cargo bench -p connecta-sandbox --bench runtime`
 
@@ -45,10 +46,10 @@ impl BindingHost for Echo {
     }
 }
 
-fn options() -> PoolOptions {
+fn options(workers: usize) -> PoolOptions {
     let mut o = PoolOptions::new(WORKER, Vec::<String>::new());
-    o.workers = 1;
-    o.max_concurrent = 1;
+    o.workers = workers;
+    o.max_concurrent = workers;
     o.shortcuts = Shortcuts {
         global: "connecta".into(),
         function: "call".into(),
@@ -90,7 +91,7 @@ fn bench(c: &mut Criterion) {
         .expect("tokio runtime");
     let host: Arc<dyn BindingHost> = Arc::new(Echo);
 
-    let pool = rt.block_on(QuickJsPool::start(options())).expect("pool");
+    let pool = rt.block_on(QuickJsPool::start(options(1))).expect("pool");
     let pid = pool.stats().worker_pids[0];
     eprintln!("idle worker RSS before any run: {:?} KiB", rss_kib(pid));
 
@@ -120,20 +121,19 @@ fn bench(c: &mut Criterion) {
         ("warm_one_host_call", ONE_CALL),
         ("warm_one_shortcut_call_of_1000", ONE_SHORTCUT_CALL),
     ] {
-        let mut micros: Vec<u128> = (0..2000)
-            .map(|_| {
-                let started = Instant::now();
-                let r = rt.block_on(pool.run(request(program), host.clone()));
-                assert!(r.error.is_none());
-                started.elapsed().as_micros()
-            })
-            .collect();
-        micros.sort_unstable();
-        eprintln!(
-            "{name} per run over 2000 runs: p50 {} us, p95 {} us, p99 {} us",
-            micros[1000], micros[1900], micros[1980]
-        );
+        print_distribution(&rt, &pool, &host, name, program);
     }
+    rt.block_on(pool.shutdown());
+    // The gateway's default: two warm workers. Back to back, each run finds
+    // the other worker's engine already built.
+    let pool = rt.block_on(QuickJsPool::start(options(2))).expect("pool");
+    print_distribution(
+        &rt,
+        &pool,
+        &host,
+        "warm_one_host_call on two workers",
+        ONE_CALL,
+    );
     rt.block_on(pool.shutdown());
 
     group.sample_size(20);
@@ -142,7 +142,7 @@ fn bench(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let pool = rt.block_on(QuickJsPool::start(options())).expect("pool");
+                let pool = rt.block_on(QuickJsPool::start(options(1))).expect("pool");
                 let started = Instant::now();
                 let r = rt.block_on(pool.run(request("async () => 1"), host.clone()));
                 total += started.elapsed();
@@ -153,6 +153,29 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+}
+
+/// Runs `program` 2,000 times back to back and prints its percentiles.
+fn print_distribution(
+    rt: &tokio::runtime::Runtime,
+    pool: &QuickJsPool,
+    host: &Arc<dyn BindingHost>,
+    name: &str,
+    program: &str,
+) {
+    let mut micros: Vec<u128> = (0..2000)
+        .map(|_| {
+            let started = Instant::now();
+            let r = rt.block_on(pool.run(request(program), host.clone()));
+            assert!(r.error.is_none());
+            started.elapsed().as_micros()
+        })
+        .collect();
+    micros.sort_unstable();
+    eprintln!(
+        "{name} per run over 2000 runs: p50 {} us, p95 {} us, p99 {} us",
+        micros[1000], micros[1900], micros[1980]
+    );
 }
 
 criterion_group!(benches, bench);

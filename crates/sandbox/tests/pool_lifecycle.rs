@@ -303,6 +303,26 @@ async fn workers_are_recycled_after_runs_per_worker() {
 }
 
 #[tokio::test]
+async fn back_to_back_runs_take_the_longest_idle_worker() {
+    // Each worker makes its next run's engine after it answers; the run
+    // that follows at once goes to the other, already prepared, worker.
+    // With two runs per worker, two runs on one worker would recycle it.
+    let mut o = options();
+    o.workers = 2;
+    o.runs_per_worker = 2;
+    let pool = pool_with(o).await;
+    let first = pool.stats().worker_pids;
+    assert_healthy(&pool).await;
+    assert_healthy(&pool).await;
+    let stats = pool.stats();
+    assert_eq!(stats.replaced_total, 0, "both runs went to one worker");
+    assert_eq!(stats.worker_pids, first);
+    assert_healthy(&pool).await;
+    assert_eq!(pool.stats().replaced_total, 1);
+    pool.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_dropped_run_retires_its_worker() {
     let pool = pool().await;
     let host = Arc::new(TestHost::default());

@@ -18,7 +18,7 @@ mod options;
 mod process;
 mod run;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -98,7 +98,10 @@ struct Inner {
 
 #[derive(Default)]
 struct State {
-    idle: Vec<WorkerProcess>,
+    /// Longest idle first: a worker builds its next run's engine after it
+    /// answers, so the one that has waited longest is the one most surely
+    /// ready (back-to-back runs alternate between warm workers).
+    idle: VecDeque<WorkerProcess>,
     /// Pids of workers lent to runs.
     busy: BTreeSet<u32>,
     starting: usize,
@@ -160,7 +163,7 @@ impl QuickJsPool {
         {
             let mut st = inner.lock();
             st.started_total = workers.len() as u64;
-            st.idle = workers;
+            st.idle = workers.into();
         }
         Ok(Self { inner })
     }
@@ -291,7 +294,7 @@ impl Lent {
         let mut st = self.inner.lock();
         st.busy.remove(&worker.pid);
         if fate == Fate::Reuse && !recycle && !st.closed {
-            st.idle.push(worker);
+            st.idle.push_back(worker);
             drop(st);
         } else {
             drop(st);
@@ -327,7 +330,7 @@ impl Inner {
                         "the code sandbox is shut down",
                     ));
                 }
-                let candidate = st.idle.pop();
+                let candidate = st.idle.pop_front();
                 match &candidate {
                     Some(w) => {
                         st.busy.insert(w.pid);
@@ -425,7 +428,7 @@ impl Inner {
                     match started {
                         Ok(worker) if !st.closed => {
                             st.started_total += 1;
-                            st.idle.push(worker);
+                            st.idle.push_back(worker);
                             None
                         }
                         Ok(worker) => Some(worker),
