@@ -8,6 +8,9 @@
 //! kept-alive connection that stays idle). The body has its own deadline in
 //! `framing.rs`.
 //!
+//! Each connection's task polls it again at once when it wakes itself (see
+//! `self_wake.rs`).
+//!
 //! On `shutdown` the listener closes, every connection is told to finish
 //! the request it is serving and close, and the returned future ends when
 //! the last one has.
@@ -24,6 +27,8 @@ use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
+
+use crate::self_wake::RepollSelfWakes;
 
 /// Serve `app` on `listener` until `shutdown` resolves, then until every
 /// connection has closed.
@@ -60,12 +65,12 @@ pub(crate) async fn serve(
         let builder = builder.clone();
         let watcher = graceful.watcher();
         let service = TowerToHyperService::new(app.clone());
-        tokio::spawn(async move {
+        tokio::spawn(RepollSelfWakes::new(async move {
             let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
             if let Err(e) = watcher.watch(conn).await {
                 tracing::trace!("connection ended with an error: {e}");
             }
-        });
+        }));
     }
     drop(listener);
     graceful.shutdown().await;

@@ -26,6 +26,7 @@ mod health;
 mod metrics;
 pub mod oauth;
 pub mod operator;
+mod self_wake;
 mod stdio_framing;
 
 use std::future::Future;
