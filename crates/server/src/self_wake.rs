@@ -233,11 +233,12 @@ mod tests {
         assert_eq!(second.0.load(Ordering::SeqCst), 1, "the task moved on");
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn connections_served_through_it_answer_every_request_with_a_body() {
-        // Real HTTP/1 over loopback through `connections::serve`, each
-        // request with a body (the self-waking case), on one kept-alive
-        // connection: every answer arrives and none stalls.
+    /// `connections::serve` with one echo route; the address and a stop.
+    async fn echo_server() -> (
+        std::net::SocketAddr,
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<std::io::Result<()>>,
+    ) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -255,23 +256,64 @@ mod tests {
                 let _ = stopped.await;
             },
         ));
+        (addr, stop, server)
+    }
+
+    async fn echo(client: &reqwest::Client, addr: std::net::SocketAddr, text: String) -> String {
+        let answer = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            client
+                .post(format!("http://{addr}/echo"))
+                .body(text)
+                .send()
+                .await
+                .expect("sent")
+                .text()
+                .await
+                .expect("answer")
+        });
+        answer.await.expect("the connection answered")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn connections_served_through_it_answer_every_request_with_a_body() {
+        // Real HTTP/1 over loopback through `connections::serve`, each
+        // request with a body (the self-waking case), on one kept-alive
+        // connection: every answer arrives and none stalls.
+        let (addr, stop, server) = echo_server().await;
         let client = reqwest::Client::new();
         for i in 0..200 {
             let text = format!("request {i}");
-            let answer = tokio::time::timeout(std::time::Duration::from_secs(10), async {
-                client
-                    .post(format!("http://{addr}/echo"))
-                    .body(text.clone())
-                    .send()
-                    .await
-                    .expect("sent")
-                    .text()
-                    .await
-                    .expect("answer")
-            })
+            assert_eq!(echo(&client, addr, text.clone()).await, text);
+        }
+        drop(client);
+        let _ = stop.send(());
+        server.await.expect("join").expect("served");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn http2_connections_answer_concurrent_requests_with_bodies() {
+        // One HTTP/2 connection carrying 64 requests at once: its task
+        // drives every stream and is woken for each.
+        let (addr, stop, server) = echo_server().await;
+        let client = reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .build()
+            .expect("client");
+        let version = client
+            .post(format!("http://{addr}/echo"))
+            .body("version")
+            .send()
             .await
-            .expect("the connection answered");
-            assert_eq!(answer, text);
+            .expect("sent")
+            .version();
+        assert_eq!(version, reqwest::Version::HTTP_2);
+        let answers = futures::future::join_all((0..64).map(|i| {
+            let client = client.clone();
+            async move { (i, echo(&client, addr, format!("stream {i}")).await) }
+        }))
+        .await;
+        for (i, answer) in answers {
+            assert_eq!(answer, format!("stream {i}"));
         }
         drop(client);
         let _ = stop.send(());
