@@ -26,6 +26,11 @@
 //!
 //! Must never: drop a wake. Polling again without cause is harmless;
 //! missing one leaves a connection stalled.
+//!
+//! hyper 1.12 and 1.13 both wake the dropped sender's waker
+//! (`Receiver::poll_next` in `hyper/src/body/chan.rs`); should hyper stop,
+//! this module still absorbs hyper's own yields, but measure before keeping
+//! it (docs/performance.md, "A connection that wakes itself").
 
 use std::future::Future;
 use std::pin::Pin;
