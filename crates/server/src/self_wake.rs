@@ -153,6 +153,13 @@ mod tests {
         }
     }
 
+    /// A task waker that counts its wakes.
+    fn counted() -> (Arc<Count>, Waker) {
+        let count = Arc::new(Count::default());
+        let waker = Waker::from(count.clone());
+        (count, waker)
+    }
+
     fn setup(
         self_wakes: usize,
     ) -> (
@@ -173,8 +180,7 @@ mod tests {
     #[test]
     fn a_wake_during_the_poll_polls_again_at_once_without_waking_the_task() {
         let (mut fut, polls, _) = setup(1);
-        let count = Arc::new(Count::default());
-        let task = Waker::from(count.clone());
+        let (count, task) = counted();
         let mut cx = Context::from_waker(&task);
         assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
         assert_eq!(polls.load(Ordering::SeqCst), 2, "polled again at once");
@@ -184,8 +190,7 @@ mod tests {
     #[test]
     fn a_future_that_keeps_waking_itself_yields_to_the_scheduler() {
         let (mut fut, polls, _) = setup(usize::MAX);
-        let count = Arc::new(Count::default());
-        let task = Waker::from(count.clone());
+        let (count, task) = counted();
         let mut cx = Context::from_waker(&task);
         assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
         assert_eq!(polls.load(Ordering::SeqCst), MAX_INLINE_REPOLLS + 1);
@@ -195,8 +200,7 @@ mod tests {
     #[test]
     fn a_wake_between_polls_reaches_the_task() {
         let (mut fut, polls, inner_waker) = setup(0);
-        let count = Arc::new(Count::default());
-        let task = Waker::from(count.clone());
+        let (count, task) = counted();
         let mut cx = Context::from_waker(&task);
         assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
         assert_eq!(polls.load(Ordering::SeqCst), 1);
@@ -214,15 +218,13 @@ mod tests {
     #[test]
     fn a_wake_reaches_the_waker_of_the_latest_poll() {
         let (mut fut, _, inner_waker) = setup(0);
-        let first = Arc::new(Count::default());
-        let second = Arc::new(Count::default());
-        let waker = Waker::from(first.clone());
+        let (first, waker) = counted();
         assert!(
             Pin::new(&mut fut)
                 .poll(&mut Context::from_waker(&waker))
                 .is_pending()
         );
-        let waker = Waker::from(second.clone());
+        let (second, waker) = counted();
         assert!(
             Pin::new(&mut fut)
                 .poll(&mut Context::from_waker(&waker))

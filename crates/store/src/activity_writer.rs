@@ -96,11 +96,11 @@ impl ActivityWriter {
     pub fn spawn(store: Arc<dyn Store>) -> (ActivitySink, ActivityWriter) {
         let (tx, mut rx) = mpsc::channel::<Msg>(QUEUE_CAPACITY);
         let sink = ActivitySink::on(tx);
-        let wake = sink.shared.clone();
+        let shared = sink.shared.clone();
         let task = tokio::spawn(async move {
             let mut batch: Vec<ActivityEvent> = Vec::with_capacity(BATCH);
             let mut waiters: Vec<oneshot::Sender<()>> = Vec::new();
-            while collect(&mut rx, &wake.wake, &mut batch, &mut waiters).await {
+            while collect(&mut rx, &shared.wake, &mut batch, &mut waiters).await {
                 if !batch.is_empty() {
                     if let Err(e) = store.activity_append(&batch).await {
                         // Activity is best-effort by design: a failed write is
