@@ -240,6 +240,134 @@ mod tests {
         assert_eq!(second.0.load(Ordering::SeqCst), 1, "the task moved on");
     }
 
+    /// Stands where tokio's task would: forwards every wake to the task and
+    /// counts those that arrive while it is polling `inner` (to tokio, a
+    /// yield).
+    struct CountSelfWakes<F> {
+        inner: Pin<Box<F>>,
+        seen: Arc<Seen>,
+        waker: Waker,
+    }
+
+    struct Seen {
+        polling: AtomicBool,
+        self_wakes: Arc<AtomicUsize>,
+        task: AtomicWaker,
+    }
+
+    impl<F: Future> CountSelfWakes<F> {
+        fn new(inner: F, self_wakes: Arc<AtomicUsize>) -> Self {
+            let seen = Arc::new(Seen {
+                polling: AtomicBool::new(false),
+                self_wakes,
+                task: AtomicWaker::new(),
+            });
+            Self {
+                inner: Box::pin(inner),
+                waker: Waker::from(seen.clone()),
+                seen,
+            }
+        }
+    }
+
+    impl Wake for Seen {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            if self.polling.load(Ordering::SeqCst) {
+                self.self_wakes.fetch_add(1, Ordering::SeqCst);
+            }
+            self.task.wake();
+        }
+    }
+
+    impl<F: Future> Future for CountSelfWakes<F> {
+        type Output = F::Output;
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+            let this = self.get_mut();
+            this.seen.task.register(cx.waker());
+            this.seen.polling.store(true, Ordering::SeqCst);
+            let poll = this
+                .inner
+                .as_mut()
+                .poll(&mut Context::from_waker(&this.waker));
+            this.seen.polling.store(false, Ordering::SeqCst);
+            poll
+        }
+    }
+
+    /// Serves 50 requests with bodies from one client over hyper
+    /// connections built as `connections::serve` builds them, `wrap`ped or
+    /// not, and returns how often they woke themselves as tokio would see it.
+    async fn self_wakes_seen_by_the_task(wrap: bool) -> usize {
+        use hyper_util::rt::{TokioExecutor, TokioIo};
+        use hyper_util::server::conn::auto::Builder;
+        use hyper_util::service::TowerToHyperService;
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let self_wakes = Arc::new(AtomicUsize::new(0));
+        let counter = self_wakes.clone();
+        let connections = tokio_util::task::TaskTracker::new();
+        let tracker = connections.clone();
+        // The client may open more than one connection (a pooled one is
+        // returned to its pool a moment after its answer).
+        let accepting = tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.expect("accept");
+                let app = axum::Router::new().route(
+                    "/echo",
+                    axum::routing::post(|body: axum::body::Bytes| async move { body }),
+                );
+                let conn = async move {
+                    let _ = Builder::new(TokioExecutor::new())
+                        .serve_connection_with_upgrades(
+                            TokioIo::new(stream),
+                            TowerToHyperService::new(app),
+                        )
+                        .await;
+                };
+                if wrap {
+                    tracker.spawn(CountSelfWakes::new(
+                        RepollSelfWakes::new(conn),
+                        counter.clone(),
+                    ));
+                } else {
+                    tracker.spawn(CountSelfWakes::new(conn, counter.clone()));
+                }
+            }
+        });
+        let client = reqwest::Client::new();
+        for i in 0..50 {
+            let text = format!("request {i}");
+            assert_eq!(echo(&client, addr, text.clone()).await, text);
+        }
+        drop(client);
+        accepting.abort();
+        connections.close();
+        connections.wait().await;
+        self_wakes.load(Ordering::SeqCst)
+    }
+
+    // One thread: every wake seen during a poll then comes from the polled
+    // connection itself (on more threads the I/O driver may wake a task
+    // while it runs, which no wrapper can absorb).
+    #[tokio::test]
+    async fn hyper_wakes_its_connection_while_it_runs_and_the_wrapper_keeps_that_from_tokio() {
+        // Without the wrapper, hyper's body channel wakes the connection's
+        // task during its own poll on every request with a body. Should this
+        // fall to zero, hyper has stopped; see this module's last paragraph.
+        let bare = self_wakes_seen_by_the_task(false).await;
+        assert!(
+            bare >= 50,
+            "hyper woke its connection {bare} times in 50 requests"
+        );
+        assert_eq!(self_wakes_seen_by_the_task(true).await, 0);
+    }
+
     /// `connections::serve` with one echo route; the address and a stop.
     async fn echo_server() -> (
         std::net::SocketAddr,
