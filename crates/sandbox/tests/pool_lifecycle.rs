@@ -323,6 +323,29 @@ async fn back_to_back_runs_take_the_longest_idle_worker() {
 }
 
 #[tokio::test]
+async fn a_run_after_a_recycle_waits_for_the_refill_instead_of_starting_another() {
+    // Every second run recycles its worker; the next run comes at once,
+    // while the refill is still starting. A worker started beside it would
+    // outlive its run and leave the pool one over its warm set for good.
+    let mut o = options();
+    o.workers = 1;
+    o.runs_per_worker = 2;
+    let pool = pool_with(o).await;
+    for _ in 0..6 {
+        assert_healthy(&pool).await;
+    }
+    wait_for(|| pool.stats().starting == 0, "the last refill").await;
+    let stats = pool.stats();
+    assert_eq!(stats.worker_pids.len(), 1, "{stats:?}");
+    assert_eq!(
+        stats.started_total, 4,
+        "one at start, one refill per two runs"
+    );
+    assert_eq!(stats.replaced_total, 3);
+    pool.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_dropped_run_retires_its_worker() {
     let pool = pool().await;
     let host = Arc::new(TestHost::default());

@@ -105,6 +105,10 @@ struct State {
     /// Pids of workers lent to runs.
     busy: BTreeSet<u32>,
     starting: usize,
+    /// Of `starting`, the starts that refill the warm set.
+    refilling: usize,
+    /// Runs waiting for one of those instead of starting their own.
+    awaiting: usize,
     started_total: u64,
     replaced_total: u64,
     closed: bool,
@@ -319,9 +323,13 @@ impl Inner {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Takes an idle worker that is still alive, or starts one.
+    /// Takes an idle worker that is still alive, or waits for a refill
+    /// that no other run waits for, or starts one. (A run that started its
+    /// own beside a refill would leave one worker more than the warm set,
+    /// for good; the refill, started first, is also ready first.)
     async fn checkout(self: &Arc<Self>) -> Result<Lent, CodeRunResult> {
         loop {
+            let mut refill = None;
             let candidate = {
                 let mut st = self.lock();
                 if st.closed {
@@ -335,10 +343,22 @@ impl Inner {
                     Some(w) => {
                         st.busy.insert(w.pid);
                     }
+                    None if st.refilling > st.awaiting => {
+                        st.awaiting += 1;
+                        // Registered before the lock is let go: the refill
+                        // cannot land unseen in between.
+                        let mut changed = Box::pin(self.changed.notified());
+                        changed.as_mut().enable();
+                        refill = Some((changed, AwaitingRefill(self)));
+                    }
                     None => st.starting += 1,
                 }
                 candidate
             };
+            if let Some((changed, _awaiting)) = refill {
+                changed.await;
+                continue;
+            }
             match candidate {
                 Some(mut worker) => {
                     if worker.has_exited() {
@@ -416,6 +436,7 @@ impl Inner {
             let live = st.idle.len() + st.busy.len() + st.starting;
             let deficit = self.options.workers.saturating_sub(live);
             st.starting += deficit;
+            st.refilling += deficit;
             deficit
         };
         for _ in 0..deficit {
@@ -425,6 +446,7 @@ impl Inner {
                 let leftover = {
                     let mut st = inner.lock();
                     st.starting -= 1;
+                    st.refilling -= 1;
                     match started {
                         Ok(worker) if !st.closed => {
                             st.started_total += 1;
@@ -444,6 +466,16 @@ impl Inner {
                 }
             });
         }
+    }
+}
+
+/// A run's claim on a refill in flight, given up when its wait ends
+/// (or its future is dropped).
+struct AwaitingRefill<'a>(&'a Inner);
+
+impl Drop for AwaitingRefill<'_> {
+    fn drop(&mut self) {
+        self.0.lock().awaiting -= 1;
     }
 }
 
