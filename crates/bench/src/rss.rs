@@ -13,8 +13,19 @@ pub const SANDBOX_WORKER_MARK: &str = "__sandbox-worker";
 
 /// `VmRSS` of `/proc/<pid>/status`, in bytes.
 pub fn parse_vm_rss(status: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let mut fields = line["VmRSS:".len()..].split_whitespace();
+    parse_status_bytes(status, "VmRSS:")
+}
+
+/// `RssFile` of `/proc/<pid>/status`, in bytes: the resident pages mapped
+/// from files (the binary's code and data, shared libraries), which `VmRSS`
+/// counts with the heap.
+pub fn parse_rss_file(status: &str) -> Option<u64> {
+    parse_status_bytes(status, "RssFile:")
+}
+
+fn parse_status_bytes(status: &str, key: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    let mut fields = line[key.len()..].split_whitespace();
     let value: u64 = fields.next()?.parse().ok()?;
     let factor = match fields.next() {
         Some("kB") | None => 1024,
@@ -110,13 +121,19 @@ pub fn descendants(root: u32) -> io::Result<Vec<u32>> {
 pub struct ProcessMemory {
     pub pid: u32,
     pub rss_bytes: u64,
+    /// Of `rss_bytes`, the pages mapped from files (absent where the
+    /// kernel does not say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_bytes: Option<u64>,
     /// The command line, shortened for the report.
     pub command: String,
 }
 
 impl ProcessMemory {
     fn read(pid: u32) -> Option<Self> {
-        let rss_bytes = rss_bytes(pid).ok()?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let rss_bytes = parse_vm_rss(&status)?;
+        let file_bytes = parse_rss_file(&status);
         let mut command = cmdline(pid);
         if command.len() > 160 {
             let cut = (0..=160)
@@ -129,6 +146,7 @@ impl ProcessMemory {
         Some(Self {
             pid,
             rss_bytes,
+            file_bytes,
             command,
         })
     }
@@ -201,6 +219,15 @@ mod tests {
         let status = "Name:\tx\nVmPeak:\t  9000 kB\nVmRSS:\t    1234 kB\nThreads:\t1\n";
         assert_eq!(parse_vm_rss(status), Some(1234 * 1024));
         assert_eq!(parse_vm_rss("Name:\tx\n"), None);
+    }
+
+    #[test]
+    fn rss_file_is_read_apart_from_vm_rss() {
+        let status =
+            "VmRSS:\t 50000 kB\nRssAnon:\t 30000 kB\nRssFile:\t 19000 kB\nRssShmem:\t 1000 kB\n";
+        assert_eq!(parse_rss_file(status), Some(19000 * 1024));
+        assert_eq!(parse_vm_rss(status), Some(50000 * 1024));
+        assert_eq!(parse_rss_file("VmRSS:\t 1 kB\n"), None);
     }
 
     #[test]

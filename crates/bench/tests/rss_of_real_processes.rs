@@ -43,6 +43,14 @@ async fn a_process_tree_is_split_into_server_workers_and_other_children() {
     let tree = snapshot(pid, None).expect("snapshot");
     assert_eq!(tree.server.pid, pid);
     assert!(tree.server.rss_bytes > 0);
+    // A running program has its own code mapped from its file, and that
+    // is part of its RSS, never more.
+    let file = tree.server.file_bytes.expect("the kernel reports RssFile");
+    assert!(
+        file > 0 && file <= tree.server.rss_bytes,
+        "{file} of {}",
+        tree.server.rss_bytes
+    );
     assert_eq!(tree.sandbox_workers.len(), 1, "{tree:?}");
     assert!(
         tree.sandbox_workers[0]

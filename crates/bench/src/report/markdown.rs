@@ -289,6 +289,21 @@ fn build_rows(report: &ShapeReport, in_flight: &[usize]) -> Vec<Row> {
         },
     );
     b.row(
+        "RSS after load: server, of it mapped from files",
+        Unit::Mb,
+        None,
+        |t| {
+            Cell::from_figure(&t.memory_after_load, |m| {
+                m.server.file_bytes.map(|f| f as f64 / MB)
+            })
+        },
+        |d| {
+            Cell::from_figure(&d.memory_after_load, |m| {
+                m.server.file_bytes.map(|f| f as f64 / MB)
+            })
+        },
+    );
+    b.row(
         "RSS after load: sandbox workers (count)",
         Unit::Count,
         None,
