@@ -513,3 +513,51 @@ fn the_dockerfile_agrees_with_the_workspace_and_the_manifests() {
         assert!(ignore.lines().any(|l| l == kept), "{kept}");
     }
 }
+
+/// The glibc of this host, as `getconf` names it (`glibc 2.36`).
+fn host_glibc() -> Option<(u32, u32)> {
+    let out = Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let (major, minor) = text.trim().strip_prefix("glibc ")?.split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// `build.rs` packs the binary's relative relocations where the host can
+/// run such a binary (glibc 2.36 or later): every process then reads a few
+/// KB of them at start instead of about a MB. Checked on the binary the
+/// tests run, so a probe that stops passing on a capable host fails here.
+#[test]
+fn the_binary_packs_its_relative_relocations_where_glibc_reads_them() {
+    let packed = env!("CONNECTA_PACKED_RELOCATIONS") == "true";
+    let capable = cfg!(all(target_os = "linux", target_env = "gnu"))
+        && host_glibc().is_some_and(|v| v >= (2, 36));
+    assert_eq!(
+        packed,
+        capable,
+        "build.rs packed: {packed}; host glibc {:?}",
+        host_glibc()
+    );
+    if !packed {
+        return;
+    }
+    let (status, sections, err) = run(
+        Command::new("readelf")
+            .args(["--section-headers", "--wide"])
+            .arg(bin()),
+        Duration::from_secs(30),
+    );
+    assert!(status.success(), "readelf: {err}");
+    // `[ 9] .rela.dyn RELA <address> <offset> <size> …`, size in hex.
+    let size_of = |name: &str| {
+        sections.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split(']').nth(1)?.split_whitespace().collect();
+            (fields.first() == Some(&name)).then(|| u64::from_str_radix(fields[4], 16).ok())?
+        })
+    };
+    assert!(size_of(".relr.dyn").is_some_and(|n| n > 0), "{sections}");
+    let relative = size_of(".rela.dyn").expect(".rela.dyn");
+    assert!(relative < 64 << 10, ".rela.dyn is {relative} bytes");
+}
