@@ -80,17 +80,25 @@ pub fn slope(points: &[(f64, f64)]) -> Option<f64> {
     (sxx > 0.0).then(|| sxy / sxx)
 }
 
-/// A plateau when RSS grew by at most 5% from the middle round to the last.
+/// A plateau when RSS grew from the middle round to the last by at most
+/// half what it grew from the first round to the middle (the growth is
+/// slowing down), or by at most 1% (round-to-round noise). A fixed
+/// percentage alone called a steady climb of 1–2 MB a round a plateau.
+/// Returns the verdict and the growth from the middle round to the last;
 /// `None` with fewer than three rounds measured.
 pub fn plateau(rounds: &[SoakRound]) -> Option<(bool, f64)> {
-    let rss: Vec<u64> = rounds.iter().filter_map(|r| r.server_rss_bytes).collect();
+    let rss: Vec<f64> = rounds
+        .iter()
+        .filter_map(|r| r.server_rss_bytes)
+        .map(|b| b as f64)
+        .collect();
     if rss.len() < 3 {
         return None;
     }
-    let middle = rss[(rss.len() - 1) / 2] as f64;
-    let last = *rss.last()? as f64;
-    let growth = (last - middle) / middle;
-    Some((growth <= 0.05, growth))
+    let (first, middle, last) = (rss[0], rss[(rss.len() - 1) / 2], rss[rss.len() - 1]);
+    let late = last - middle;
+    let allowed = (0.5 * (middle - first)).max(0.01 * middle);
+    Some((late <= allowed, late / middle))
 }
 
 fn slope_line(out: &mut String, points: &[(f64, f64)]) {
@@ -446,5 +454,26 @@ mod tests {
         ];
         assert_eq!(plateau(&climbing).map(|p| p.0), Some(false));
         assert_eq!(plateau(&flat[..2]), None);
+    }
+
+    /// The large shape's soak in the full run of 2026-12-06 (MB): under
+    /// 5% from the middle round to the last, yet climbing as fast late as
+    /// early. A growth that halves, or one within 1%, is a plateau.
+    #[test]
+    fn a_steady_climb_of_a_few_percent_is_not_a_plateau() {
+        let mb = |v: &[u64]| -> Vec<SoakRound> {
+            v.iter()
+                .enumerate()
+                .map(|(i, m)| round(i + 1, m * 100_000))
+                .collect()
+        };
+        let steady = mb(&[740, 755, 770, 793, 800]);
+        assert_eq!(plateau(&steady).map(|p| p.0), Some(false));
+        let slowing = mb(&[611, 624, 633, 640, 643]);
+        assert_eq!(plateau(&slowing).map(|p| p.0), Some(true));
+        let noise = mb(&[500, 500, 500, 502, 504]);
+        assert_eq!(plateau(&noise).map(|p| p.0), Some(true));
+        let quick_climb = mb(&[500, 510, 520]);
+        assert_eq!(plateau(&quick_climb).map(|p| p.0), Some(false));
     }
 }
