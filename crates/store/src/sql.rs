@@ -63,6 +63,26 @@ pub(crate) fn question(sql: &'static str) -> &'static str {
     sql
 }
 
+/// Rows per multi-row `INSERT` of activity. The statement's text depends on
+/// its row count, and sqlx keeps each text it runs as a prepared statement
+/// in the connection's cache (100 of them): batches of every size from 1 to
+/// 500 filled it with large statements (a gateway at 16 calls in flight
+/// held about 30 MB more of SQLite's memory after 50,000 calls,
+/// docs/performance.md "The latest full report"). Batches are cut into
+/// these sizes, largest first, so at most nine such statements are ever
+/// prepared and a batch of n rows takes n / 256 + (ones in n % 256) of them.
+const INSERT_ROWS: [usize; 9] = [256, 128, 64, 32, 16, 8, 4, 2, 1];
+
+/// `rows` in order, in chunks of the [`INSERT_ROWS`] sizes, largest first.
+pub(crate) fn insert_chunks<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
+    std::iter::from_fn(move || {
+        let n = INSERT_ROWS.into_iter().find(|&n| n <= rows.len())?;
+        let (chunk, rest) = rows.split_at(n);
+        rows = rest;
+        Some(chunk)
+    })
+}
+
 /// The `Store` implementation shared by every backend, written once: `$store`
 /// is the backend's type (with a `pool` field), `$db` its sqlx database,
 /// `$row` its row type, `$name` what `backend()` says, and `$sql` turns a
@@ -244,8 +264,9 @@ macro_rules! impl_store {
                     return Ok(());
                 }
                 let mut tx = self.pool.begin().await?;
-                // One multi-row INSERT per chunk; SQLite allows 32,766 bound variables.
-                for chunk in events.chunks(500) {
+                // One multi-row INSERT per chunk (SQLite allows 32,766 bound
+                // variables), of a few sizes only (`INSERT_ROWS`).
+                for chunk in $crate::sql::insert_chunks(events) {
                     let mut qb: QueryBuilder<$db> = QueryBuilder::new(concat!(
                         "INSERT INTO activity (",
                         activity_columns!(),
@@ -632,7 +653,25 @@ macro_rules! impl_store {
 
 #[cfg(test)]
 mod tests {
-    use super::dollar;
+    use super::{INSERT_ROWS, dollar, insert_chunks};
+
+    #[test]
+    fn activity_batches_are_inserted_in_a_few_statement_sizes_and_in_order() {
+        for n in 0..=1_300usize {
+            let rows: Vec<usize> = (0..n).collect();
+            let chunks: Vec<&[usize]> = insert_chunks(&rows).collect();
+            assert!(
+                chunks.iter().all(|c| INSERT_ROWS.contains(&c.len())),
+                "{n}: {:?}",
+                chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
+            );
+            assert_eq!(chunks.concat(), rows, "{n}");
+        }
+        // Largest first: a batch of 600 is 256, 256, 64, 16 and 8 rows.
+        let rows = [0u8; 600];
+        let sizes: Vec<usize> = insert_chunks(&rows).map(<[u8]>::len).collect();
+        assert_eq!(sizes, [256, 256, 64, 16, 8]);
+    }
 
     #[test]
     fn placeholders_become_numbered_outside_quotes() {
