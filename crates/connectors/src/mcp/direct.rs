@@ -5,11 +5,13 @@
 //! way; that was most of the gateway's CPU outside the HTTP exchanges
 //! themselves (docs/performance.md, "Where the gateway's CPU goes"). A call
 //! on a session rmcp set up is posted here instead: the same pooled client,
-//! rmcp's own request code for the POST (headers, limits, status handling,
-//! event-stream parsing), the session id the downstream assigned and the
-//! negotiated protocol version. The handshake, catalog walks, the
-//! standalone event stream and re-initializing an expired session stay
-//! with rmcp.
+//! the session id the downstream assigned and the negotiated protocol
+//! version. The POST is `post.rs`'s, which reads the answer's status,
+//! content type and limits as rmcp's client does (a test holds the two to
+//! the same reading of every kind of answer); the answer's message is read
+//! here, a plain tool result directly and anything else as rmcp reads it.
+//! The handshake, catalog walks, the standalone event stream, replies,
+//! cancellations and re-initializing an expired session stay with rmcp.
 //!
 //! Only sessions on a protocol version before the one with per-request
 //! standard headers are served here (`ProtocolVersion::STANDARD_HEADERS`:
@@ -39,9 +41,10 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotification,
-    CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification, ClientRequest,
-    NumberOrString, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
+    CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification,
+    ClientRequest, JsonRpcVersion2_0, NumberOrString, ProtocolVersion, RequestId,
+    ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::ServiceError;
 use rmcp::transport::DynamicTransportError;
@@ -50,12 +53,16 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use sse_stream::{Error as SseError, Sse};
 
 use tokio::sync::Semaphore;
 
 use super::handler;
+use super::post::{Posted, Target, unreadable};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -226,11 +233,12 @@ const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
 /// What a session needs to take calls without rmcp's service.
 pub(crate) struct Direct {
     client: Recording,
+    /// Where calls are posted, and how their answers are bounded.
+    target: Target,
+    /// For replies, cancellations and resumed streams, which go through
+    /// rmcp's client: the same URL and headers.
     uri: Arc<str>,
-    /// The connector's headers, its credential and the negotiated
-    /// `MCP-Protocol-Version`.
     headers: HashMap<HeaderName, HeaderValue>,
-    limits: StreamableHttpResponseLimits,
     /// The transport's policy for picking an event stream up again.
     retry: Arc<dyn SseRetryPolicy>,
     /// POSTs in flight on this session, as rmcp bounds its own.
@@ -262,11 +270,19 @@ impl Direct {
         let mut limits = StreamableHttpResponseLimits::default();
         limits.max_sse_event_size = config.max_sse_event_size;
         limits.max_json_response_size = config.max_json_response_size;
+        let target = Target {
+            url: reqwest::Url::parse(&config.uri).ok()?,
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            limits,
+        };
         Some(Direct {
             client,
+            target,
             uri: config.uri.clone(),
             headers,
-            limits,
             retry: config.retry_config.clone(),
             posts: Semaphore::new(config.max_concurrent_requests.max(1)),
             next_id: AtomicU64::new(0),
@@ -306,29 +322,32 @@ impl Direct {
         id: &RequestId,
         session: Option<Arc<str>>,
     ) -> Answer {
+        let body = match serde_json::to_vec(&message) {
+            Ok(body) => body,
+            Err(e) => return Some(Err(transport_error(StreamableHttpError::Deserialize(e)))),
+        };
         let posted = {
             let Ok(_slot) = self.posts.acquire().await else {
                 return None;
             };
-            self.client
-                .http
-                .post_message_with_response_limits(
-                    self.uri.clone(),
-                    message,
-                    session.clone(),
-                    None,
-                    self.headers.clone(),
-                    self.limits,
-                )
-                .await
+            let http = &self.client.http;
+            self.target.post(http, body, session.as_deref()).await
         };
         let stream = match posted {
-            Ok(StreamableHttpPostResponse::Json(message, _)) => {
-                let answer = self.answer_of(message, id, &session).await;
+            Ok(Posted::Json(body)) => {
+                let answer = match read_message(&body, id) {
+                    Ok(Read::Answer(r)) => Some(Ok(CallToolResponse::Complete(r))),
+                    Ok(Read::Other(message)) => self.answer_of(*message, id, &session).await,
+                    Err(e) => return Some(Err(transport_error(unreadable(&e, &body)))),
+                };
                 return Some(answer.unwrap_or(Err(ServiceError::UnexpectedResponse)));
             }
-            Ok(StreamableHttpPostResponse::Sse(stream, _)) => stream,
-            Ok(_) => return Some(Err(ServiceError::UnexpectedResponse)),
+            Ok(Posted::Error(message)) => {
+                let answer = self.answer_of(*message, id, &session).await;
+                return Some(answer.unwrap_or(Err(ServiceError::UnexpectedResponse)));
+            }
+            Ok(Posted::Stream(stream)) => stream,
+            Ok(Posted::Accepted) => return Some(Err(ServiceError::UnexpectedResponse)),
             Err(StreamableHttpError::SessionExpired) => return None,
             Err(e) => return Some(Err(transport_error(e))),
         };
@@ -365,9 +384,15 @@ impl Direct {
                         continue;
                     }
                     let Some(data) = event.data else { continue };
-                    let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
-                        tracing::debug!("an event that is not a JSON-RPC message was passed over");
-                        continue;
+                    let message = match read_message(data.as_bytes(), id) {
+                        Ok(Read::Answer(r)) => return Ok(CallToolResponse::Complete(r)),
+                        Ok(Read::Other(message)) => *message,
+                        Err(_) => {
+                            tracing::debug!(
+                                "an event that is not a JSON-RPC message was passed over"
+                            );
+                            continue;
+                        }
                     };
                     if let Some(answer) = self.answer_of(message, id, session).await {
                         return answer;
@@ -420,7 +445,7 @@ impl Direct {
                     Some(last.to_owned()),
                     None,
                     self.headers.clone(),
-                    self.limits.max_sse_event_size,
+                    self.target.limits.max_sse_event_size,
                 )
                 .await;
             let e = match reopened {
@@ -518,6 +543,65 @@ impl Drop for Pending {
     }
 }
 
+/// A message from the downstream, as far as one call needs it read.
+enum Read {
+    /// The call's answer: a tool result.
+    Answer(CallToolResult),
+    /// Anything else, read whole as rmcp reads it.
+    Other(Box<ServerJsonRpcMessage>),
+}
+
+/// The outline of a JSON-RPC message: which kind it is and, for a response,
+/// where its result is.
+#[derive(Deserialize)]
+struct Outline<'a> {
+    #[allow(dead_code)]
+    jsonrpc: JsonRpcVersion2_0,
+    #[serde(default)]
+    id: Option<RequestId>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+    #[serde(default)]
+    method: Option<IgnoredAny>,
+}
+
+/// The keys a tool result has and no result type that rmcp tries before it
+/// needs: a result with only these reads as a tool result in rmcp's
+/// untagged `ServerResult` too (tested), so it is read as one directly.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ToolResultKeys {
+    #[serde(default)]
+    content: Option<IgnoredAny>,
+    #[serde(default)]
+    structured_content: Option<IgnoredAny>,
+    #[serde(default)]
+    is_error: Option<IgnoredAny>,
+    #[serde(default)]
+    result_type: Option<IgnoredAny>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<IgnoredAny>,
+}
+
+/// Reads `text`: the answer to call `id` when it is a plain tool result,
+/// else the whole message as rmcp reads it.
+fn read_message(text: &[u8], id: &RequestId) -> Result<Read, serde_json::Error> {
+    if let Ok(outline) = serde_json::from_slice::<Outline<'_>>(text)
+        && outline.method.is_none()
+        && outline.error.is_none()
+        && outline.id.as_ref() == Some(id)
+        && let Some(result) = outline.result
+        && serde_json::from_str::<ToolResultKeys>(result.get()).is_ok()
+        && let Ok(r) = serde_json::from_str::<CallToolResult>(result.get())
+    {
+        return Ok(Read::Answer(r));
+    }
+    serde_json::from_slice::<ServerJsonRpcMessage>(text).map(|m| Read::Other(Box::new(m)))
+}
+
 /// rmcp's reading of a `tools/call` result (`Peer::call_tool_once`): an
 /// empty result, a task acknowledgement or one carrying only `_meta` is a
 /// call that returned no content (the gateway keeps no `_meta`).
@@ -588,5 +672,90 @@ mod tests {
             matches!(other, Err(ServiceError::UnexpectedResponse)),
             "{other:?}"
         );
+    }
+
+    /// rmcp's reading of a whole message, for comparison.
+    fn rmcp_reads(text: &str, id: &RequestId) -> String {
+        match serde_json::from_str::<ServerJsonRpcMessage>(text) {
+            Ok(ServerJsonRpcMessage::Response(r)) if r.id == *id => {
+                format!("answer {:?}", call_response(r.result))
+            }
+            Ok(other) => format!("other {other:?}"),
+            Err(_) => "refused".to_owned(),
+        }
+    }
+
+    fn reads(text: &str, id: &RequestId) -> (bool, String) {
+        match read_message(text.as_bytes(), id) {
+            Ok(Read::Answer(r)) => (
+                true,
+                format!(
+                    "answer {:?}",
+                    Ok::<_, ServiceError>(CallToolResponse::Complete(r))
+                ),
+            ),
+            Ok(Read::Other(m)) if matches!(&*m, ServerJsonRpcMessage::Response(r) if r.id == *id) =>
+            {
+                let ServerJsonRpcMessage::Response(r) = *m else {
+                    unreachable!()
+                };
+                (false, format!("answer {:?}", call_response(r.result)))
+            }
+            Ok(Read::Other(other)) => (false, format!("other {other:?}")),
+            Err(_) => (false, "refused".to_owned()),
+        }
+    }
+
+    #[test]
+    fn a_message_is_read_as_rmcp_reads_it_and_a_plain_tool_result_without_it() {
+        let id = NumberOrString::String(Arc::from("connecta-7"));
+        let response = |result: Value| {
+            json!({"jsonrpc": "2.0", "id": "connecta-7", "result": result}).to_string()
+        };
+        let text = json!({"type": "text", "text": "a \"quoted\" line\n"});
+        // Read directly: every tool result made of a tool result's own keys.
+        let direct = [
+            response(json!({"content": [text]})),
+            response(json!({"content": [text], "isError": true})),
+            response(json!({"content": [], "structuredContent": {"n": 1}})),
+            response(json!({"structuredContent": null})),
+            response(json!({"isError": false})),
+            response(json!({"content": [text], "_meta": {"k": 1}})),
+            response(json!({"resultType": "complete", "content": [text]})),
+            response(
+                json!({"content": [{"type": "image", "data": "aGk=", "mimeType": "image/png"}]}),
+            ),
+        ];
+        for body in &direct {
+            let (fast, ours) = reads(body, &id);
+            assert!(fast, "{body} was not read directly");
+            assert_eq!(ours, rmcp_reads(body, &id), "{body}");
+        }
+        // Read by rmcp: anything else, the same as before.
+        let whole = [
+            response(json!({})),
+            response(json!({"_meta": {"k": 1}})),
+            response(json!({"tools": []})),
+            response(json!({"content": [text], "action": "accept"})),
+            response(json!({"content": [text], "extra": 1})),
+            response(json!({"resultType": "input_required", "inputRequests": {}})),
+            response(json!({"content": "not a list"})),
+            json!({"jsonrpc": "2.0", "id": "connecta-8", "result": {"content": []}}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 7, "result": {"content": []}}).to_string(),
+            json!({"jsonrpc": "2.0", "id": "connecta-7", "error": {"code": -32602, "message": "no"}})
+                .to_string(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string(),
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": 1, "progress": 1}})
+            .to_string(),
+            json!({"jsonrpc": "1.0", "id": "connecta-7", "result": {"content": []}}).to_string(),
+            json!({"id": "connecta-7", "result": {"content": []}}).to_string(),
+            "not json".to_owned(),
+        ];
+        for body in &whole {
+            let (fast, ours) = reads(body, &id);
+            assert!(!fast, "{body} was read directly");
+            assert_eq!(ours, rmcp_reads(body, &id), "{body}");
+        }
     }
 }

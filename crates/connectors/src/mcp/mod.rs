@@ -13,6 +13,7 @@ mod direct;
 mod errors;
 mod handler;
 mod http;
+mod post;
 mod stdio;
 
 use std::sync::Arc;
