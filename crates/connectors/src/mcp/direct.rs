@@ -33,6 +33,7 @@
 //! mid-call unanswered; answer an elicitation other than by refusing it.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -43,7 +44,7 @@ use http::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
     CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification,
-    ClientRequest, JsonRpcVersion2_0, NumberOrString, ProtocolVersion, RequestId,
+    ClientRequest, ContentBlock, JsonRpcVersion2_0, NumberOrString, ProtocolVersion, RequestId,
     ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::ServiceError;
@@ -54,9 +55,8 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
-use serde_json::value::RawValue;
 use sse_stream::{Error as SseError, Sse};
 
 use tokio::sync::Semaphore;
@@ -551,53 +551,135 @@ enum Read {
     Other(Box<ServerJsonRpcMessage>),
 }
 
-/// The outline of a JSON-RPC message: which kind it is and, for a response,
-/// where its result is.
-#[derive(Deserialize)]
-struct Outline<'a> {
-    #[allow(dead_code)]
-    jsonrpc: JsonRpcVersion2_0,
-    #[serde(default)]
-    id: Option<RequestId>,
-    #[serde(default, borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(default)]
-    error: Option<IgnoredAny>,
-    #[serde(default)]
-    method: Option<IgnoredAny>,
+/// A response to a call whose result is a plain tool result, read in one
+/// strict pass: objects only, each key once, no key but `jsonrpc`, `id` and
+/// `result`, and in the result none but `content`, `structuredContent` and
+/// `isError`. rmcp's untagged `ServerResult` reads such a result as a
+/// `CallToolResult` too (no result type it tries first can have only
+/// these keys; the tests hold the two readings equal), and anything this
+/// pass refuses is read as rmcp reads it. One pass over the whole text
+/// keeps the parser's nesting limit where it is for rmcp's reading.
+struct Plain {
+    id: RequestId,
+    result: CallToolResult,
 }
 
-/// The keys a tool result has and no result type that rmcp tries before it
-/// needs: a result with only these reads as a tool result in rmcp's
-/// untagged `ServerResult` too (tested), so it is read as one directly.
+impl<'de> Deserialize<'de> for Plain {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(PlainVisitor)
+    }
+}
+
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[allow(dead_code)]
-struct ToolResultKeys {
-    #[serde(default)]
-    content: Option<IgnoredAny>,
-    #[serde(default)]
-    structured_content: Option<IgnoredAny>,
-    #[serde(default)]
-    is_error: Option<IgnoredAny>,
-    #[serde(default)]
-    result_type: Option<IgnoredAny>,
-    #[serde(default, rename = "_meta")]
-    meta: Option<IgnoredAny>,
+#[serde(field_identifier, rename_all = "camelCase")]
+enum MessageKey {
+    Jsonrpc,
+    Id,
+    Result,
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum ResultKey {
+    Content,
+    StructuredContent,
+    IsError,
+    #[serde(other)]
+    Other,
+}
+
+fn not_plain<E: de::Error>() -> E {
+    E::custom("not a plain tool result")
+}
+
+struct PlainVisitor;
+
+impl<'de> Visitor<'de> for PlainVisitor {
+    type Value = Plain;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC response")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Plain, A::Error> {
+        let (mut version, mut id, mut result) = (None, None, None);
+        while let Some(key) = map.next_key::<MessageKey>()? {
+            match key {
+                MessageKey::Jsonrpc if version.is_none() => {
+                    version = Some(map.next_value::<JsonRpcVersion2_0>()?);
+                }
+                MessageKey::Id if id.is_none() => id = Some(map.next_value::<RequestId>()?),
+                MessageKey::Result if result.is_none() => {
+                    result = Some(map.next_value::<PlainResult>()?.0);
+                }
+                _ => return Err(not_plain()),
+            }
+        }
+        match (version, id, result) {
+            (Some(_), Some(id), Some(result)) => Ok(Plain { id, result }),
+            _ => Err(not_plain()),
+        }
+    }
+}
+
+/// A tool result of only a tool result's own keys, read as rmcp's
+/// `CallToolResult` reads them.
+struct PlainResult(CallToolResult);
+
+impl<'de> Deserialize<'de> for PlainResult {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(PlainResultVisitor)
+    }
+}
+
+struct PlainResultVisitor;
+
+impl<'de> Visitor<'de> for PlainResultVisitor {
+    type Value = PlainResult;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a tool result")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PlainResult, A::Error> {
+        let (mut content, mut structured, mut is_error) = (None, None, None);
+        while let Some(key) = map.next_key::<ResultKey>()? {
+            match key {
+                ResultKey::Content if content.is_none() => {
+                    content = Some(map.next_value::<Option<Vec<ContentBlock>>>()?);
+                }
+                // Present, even as `null`, is kept (rmcp does).
+                ResultKey::StructuredContent if structured.is_none() => {
+                    structured = Some(map.next_value::<Value>()?);
+                }
+                ResultKey::IsError if is_error.is_none() => {
+                    is_error = Some(map.next_value::<Option<bool>>()?);
+                }
+                _ => return Err(not_plain()),
+            }
+        }
+        let (content, is_error) = (content.flatten(), is_error.flatten());
+        // rmcp's rule: at least one of the three, `null` aside.
+        if content.is_none() && structured.is_none() && is_error.is_none() {
+            return Err(not_plain());
+        }
+        let mut r = CallToolResult::success(content.unwrap_or_default());
+        r.result_type = None;
+        r.structured_content = structured;
+        r.is_error = is_error;
+        Ok(PlainResult(r))
+    }
 }
 
 /// Reads `text`: the answer to call `id` when it is a plain tool result,
 /// else the whole message as rmcp reads it.
 fn read_message(text: &[u8], id: &RequestId) -> Result<Read, serde_json::Error> {
-    if let Ok(outline) = serde_json::from_slice::<Outline<'_>>(text)
-        && outline.method.is_none()
-        && outline.error.is_none()
-        && outline.id.as_ref() == Some(id)
-        && let Some(result) = outline.result
-        && serde_json::from_str::<ToolResultKeys>(result.get()).is_ok()
-        && let Ok(r) = serde_json::from_str::<CallToolResult>(result.get())
+    if let Ok(plain) = serde_json::from_slice::<Plain>(text)
+        && plain.id == *id
     {
-        return Ok(Read::Answer(r));
+        return Ok(Read::Answer(plain.result));
     }
     serde_json::from_slice::<ServerJsonRpcMessage>(text).map(|m| Read::Other(Box::new(m)))
 }
@@ -675,8 +757,8 @@ mod tests {
     }
 
     /// rmcp's reading of a whole message, for comparison.
-    fn rmcp_reads(text: &str, id: &RequestId) -> String {
-        match serde_json::from_str::<ServerJsonRpcMessage>(text) {
+    fn rmcp_reads(text: &[u8], id: &RequestId) -> String {
+        match serde_json::from_slice::<ServerJsonRpcMessage>(text) {
             Ok(ServerJsonRpcMessage::Response(r)) if r.id == *id => {
                 format!("answer {:?}", call_response(r.result))
             }
@@ -685,8 +767,8 @@ mod tests {
         }
     }
 
-    fn reads(text: &str, id: &RequestId) -> (bool, String) {
-        match read_message(text.as_bytes(), id) {
+    fn reads(text: &[u8], id: &RequestId) -> (bool, String) {
+        match read_message(text, id) {
             Ok(Read::Answer(r)) => (
                 true,
                 format!(
@@ -694,16 +776,23 @@ mod tests {
                     Ok::<_, ServiceError>(CallToolResponse::Complete(r))
                 ),
             ),
-            Ok(Read::Other(m)) if matches!(&*m, ServerJsonRpcMessage::Response(r) if r.id == *id) =>
-            {
-                let ServerJsonRpcMessage::Response(r) = *m else {
-                    unreachable!()
-                };
-                (false, format!("answer {:?}", call_response(r.result)))
-            }
-            Ok(Read::Other(other)) => (false, format!("other {other:?}")),
+            Ok(Read::Other(m)) => match *m {
+                ServerJsonRpcMessage::Response(r) if r.id == *id => {
+                    (false, format!("answer {:?}", call_response(r.result)))
+                }
+                other => (false, format!("other {other:?}")),
+            },
             Err(_) => (false, "refused".to_owned()),
         }
+    }
+
+    /// `{` nested `depth` times around `1`, as a structured content.
+    fn nested(depth: usize) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"connecta-7","result":{{"structuredContent":{}1{}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
     }
 
     #[test]
@@ -720,30 +809,53 @@ mod tests {
             response(json!({"content": [], "structuredContent": {"n": 1}})),
             response(json!({"structuredContent": null})),
             response(json!({"isError": false})),
-            response(json!({"content": [text], "_meta": {"k": 1}})),
-            response(json!({"resultType": "complete", "content": [text]})),
+            response(json!({"structuredContent": [1], "isError": true})),
+            response(json!({"content": [text], "structuredContent": "s", "isError": false})),
+            response(json!({"content": null, "isError": true})),
             response(
                 json!({"content": [{"type": "image", "data": "aGk=", "mimeType": "image/png"}]}),
             ),
+            r#"{"res\u0075lt":{"content":[]},"id":"connecta-7","jsonrpc":"2.0"}"#.to_owned(),
+            nested(100),
         ];
         for body in &direct {
-            let (fast, ours) = reads(body, &id);
+            let (fast, ours) = reads(body.as_bytes(), &id);
             assert!(fast, "{body} was not read directly");
-            assert_eq!(ours, rmcp_reads(body, &id), "{body}");
+            assert_eq!(ours, rmcp_reads(body.as_bytes(), &id), "{body}");
         }
-        // Read by rmcp: anything else, the same as before.
-        let whole = [
+        // Read by rmcp: anything else, the same as rmcp reads it.
+        let whole: Vec<Vec<u8>> = [
             response(json!({})),
             response(json!({"_meta": {"k": 1}})),
+            response(json!({"content": [text], "_meta": {"k": 1}})),
+            response(json!({"resultType": "complete", "content": [],
+                "_meta": {"io.modelcontextprotocol/subscriptionId": 1}})),
+            response(json!({"resultType": "complete", "content": [text]})),
             response(json!({"tools": []})),
             response(json!({"content": [text], "action": "accept"})),
             response(json!({"content": [text], "extra": 1})),
             response(json!({"resultType": "input_required", "inputRequests": {}})),
             response(json!({"content": "not a list"})),
+            response(json!({"content": null, "isError": null})),
+            response(json!([{"type": "text", "text": "t"}])),
             json!({"jsonrpc": "2.0", "id": "connecta-8", "result": {"content": []}}).to_string(),
             json!({"jsonrpc": "2.0", "id": 7, "result": {"content": []}}).to_string(),
             json!({"jsonrpc": "2.0", "id": "connecta-7", "error": {"code": -32602, "message": "no"}})
                 .to_string(),
+            json!({"jsonrpc": "2.0", "id": "connecta-7", "result": {"content": []}, "method": null})
+                .to_string(),
+            json!({"jsonrpc": "2.0", "id": "connecta-7", "result": {"content": []}, "error": null})
+                .to_string(),
+            json!({"jsonrpc": "2.0", "id": "connecta-7", "result": {"content": []}, "x": 1})
+                .to_string(),
+            json!(["2.0", "connecta-7", {"content": []}]).to_string(),
+            r#"{"jsonrpc":"2.0","id":"connecta-7","result":{"content":[]},"x":"\ud800"}"#
+                .to_owned(),
+            r#"{"jsonrpc":"2.0","id":"connecta-7","result":{"content":[]},"result":{"content":[]}}"#
+                .to_owned(),
+            r#"{"jsonrpc":"2.0","id":"connecta-7","result":{"isError":true,"isError":false}}"#
+                .to_owned(),
+            nested(200),
             json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string(),
             json!({"jsonrpc": "2.0", "method": "notifications/progress",
                 "params": {"progressToken": 1, "progress": 1}})
@@ -751,11 +863,44 @@ mod tests {
             json!({"jsonrpc": "1.0", "id": "connecta-7", "result": {"content": []}}).to_string(),
             json!({"id": "connecta-7", "result": {"content": []}}).to_string(),
             "not json".to_owned(),
-        ];
+        ]
+        .into_iter()
+        .map(String::into_bytes)
+        .chain([
+            // Bytes that are not UTF-8, in a string the result does not use.
+            br#"{"jsonrpc":"2.0","id":"connecta-7","result":{"content":[]},"x":""#
+                .iter()
+                .chain(b"\xff\"}")
+                .copied()
+                .collect(),
+            br#"{"jsonrpc":"2.0","id":"connecta-7","result":{"content":[{"type":"text","text":""#
+                .iter()
+                .chain(b"\xff\"}]}}")
+                .copied()
+                .collect(),
+        ])
+        .collect();
         for body in &whole {
             let (fast, ours) = reads(body, &id);
-            assert!(!fast, "{body} was read directly");
-            assert_eq!(ours, rmcp_reads(body, &id), "{body}");
+            let shown = String::from_utf8_lossy(body);
+            assert!(!fast, "{shown} was read directly");
+            assert_eq!(ours, rmcp_reads(body, &id), "{shown}");
         }
+        // Around the parser's nesting limit the two readings agree, and
+        // the deepest message either reads is read the same.
+        let mut deepest = 0;
+        for depth in 110..=130 {
+            let body = nested(depth);
+            let (_, ours) = reads(body.as_bytes(), &id);
+            let theirs = rmcp_reads(body.as_bytes(), &id);
+            assert_eq!(ours, theirs, "nested {depth} deep");
+            if theirs.starts_with("answer Ok") {
+                deepest = depth;
+            }
+        }
+        assert!(
+            (110..130).contains(&deepest),
+            "the limit is not in 110..130"
+        );
     }
 }

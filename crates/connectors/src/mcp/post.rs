@@ -14,8 +14,10 @@
 //! status and a bounded prefix of the body; a success is an event stream
 //! (each event within the event limit) or a JSON body (within the JSON
 //! limit), anything else an unexpected content type. Error bodies are decoded
-//! as UTF-8 (lossily), where rmcp also honours a `charset`; only the text of
-//! such a diagnostic can differ.
+//! as UTF-8, lossily, before they are read (rmcp's client does the same in
+//! this build: reqwest's `charset` feature is off). A test serves every
+//! kind of answer to both and requires the same reading, and the same
+//! request on the wire.
 //!
 //! Must never: buffer more than a limit allows; read a body it does not need.
 
@@ -155,13 +157,19 @@ impl Target {
             .await
             {
                 Ok(raw) => {
+                    // Decoded before it is parsed, as rmcp does.
+                    let text = lossy(&raw);
                     if let Ok(message @ JsonRpcMessage::Error(_)) =
-                        serde_json::from_slice::<ServerJsonRpcMessage>(&raw)
+                        serde_json::from_str::<ServerJsonRpcMessage>(&text)
                     {
                         return Ok(Posted::Error(Box::new(message)));
                     }
                     tracing::warn!("HTTP {status}: could not parse JSON body as a JSON-RPC error");
-                    lossy(&raw[..raw.len().min(limits.max_error_response_size)])
+                    if raw.len() > limits.max_error_response_size {
+                        lossy(&raw[..limits.max_error_response_size])
+                    } else {
+                        text
+                    }
                 }
                 Err(error @ StreamableHttpError::ResponseBodyTooLarge { .. }) => {
                     return Err(status_error.map_or(error, StreamableHttpError::HttpStatus));
@@ -290,7 +298,8 @@ where
         return Err(too_large());
     }
     let mut stream = std::pin::pin!(stream);
-    let mut body = Vec::with_capacity(length.map_or(0, |n| n as usize));
+    // A declared length only refuses; it never sizes the buffer.
+    let mut body = Vec::new();
     while let Some(chunk) = stream
         .try_next()
         .await
@@ -442,7 +451,65 @@ mod tests {
     /// One canned answer: status, headers, body.
     type Canned = (u16, Vec<(&'static str, &'static str)>, Vec<u8>);
 
-    fn answers() -> Vec<Canned> {
+    /// How a canned answer's body is framed on the wire.
+    #[derive(Clone, Copy, Debug)]
+    enum Framing {
+        Length,
+        Chunked,
+        /// A `Content-Length` 100 bytes longer than the body, then the
+        /// connection closes.
+        Short,
+    }
+
+    fn answers() -> Vec<(Canned, Framing)> {
+        let error_not_utf8 = br#"{"jsonrpc":"2.0","id":"c-1","error":{"code":1,"message":""#
+            .iter()
+            .chain(b"\xff\"}}")
+            .copied()
+            .collect::<Vec<u8>>();
+        let ok = json!({"jsonrpc": "2.0", "id": "c-1", "result": {"content": []}}).to_string();
+        let json = || vec![("content-type", "application/json")];
+        let long_retry: &'static str = Box::leak("1".repeat(129).into_boxed_str());
+        let mut all: Vec<(Canned, Framing)> =
+            canned().into_iter().map(|c| (c, Framing::Length)).collect();
+        all.extend([
+            ((200, json(), ok.clone().into()), Framing::Chunked),
+            (
+                (
+                    200,
+                    vec![("content-type", "text/event-stream")],
+                    format!("data: {ok}\r\n\r\n").into(),
+                ),
+                Framing::Chunked,
+            ),
+            ((200, json(), ok.clone().into()), Framing::Short),
+            (
+                (500, vec![("content-type", "text/plain")], b"down".to_vec()),
+                Framing::Short,
+            ),
+            (
+                (400, vec![("content-type", "text/plain")], b"bad".to_vec()),
+                Framing::Short,
+            ),
+            ((400, json(), error_not_utf8.clone()), Framing::Length),
+            ((500, json(), error_not_utf8), Framing::Length),
+            (
+                (503, vec![("retry-after", long_retry)], vec![]),
+                Framing::Length,
+            ),
+            (
+                (
+                    429,
+                    vec![("retry-after", "5"), ("retry-after", "6")],
+                    vec![],
+                ),
+                Framing::Length,
+            ),
+        ]);
+        all
+    }
+
+    fn canned() -> Vec<Canned> {
         let ok = json!({"jsonrpc": "2.0", "id": "c-1", "result": {"content": []}}).to_string();
         let rpc_error =
             json!({"jsonrpc": "2.0", "id": "c-1", "error": {"code": -32602, "message": "bad"}})
@@ -513,8 +580,13 @@ mod tests {
         ]
     }
 
-    /// Serves `answers()[n]` at `/n`, one request per connection.
-    async fn serve(listener: TcpListener) {
+    /// A request as it arrived: its headers (lower-cased, sorted, without
+    /// `host`) and body.
+    type Seen = Arc<std::sync::Mutex<Vec<(Vec<String>, Vec<u8>)>>>;
+
+    /// Serves `answers()[n]` at `/n`, one request per connection, and keeps
+    /// each request.
+    async fn serve(listener: TcpListener, seen: Seen) {
         let answers = answers();
         loop {
             let Ok((mut socket, _)) = listener.accept().await else {
@@ -522,7 +594,7 @@ mod tests {
             };
             let mut request = Vec::new();
             let mut buf = [0u8; 4096];
-            let (head, length) = loop {
+            let (head, start, length) = loop {
                 let n = socket.read(&mut buf).await.expect("a request");
                 request.extend_from_slice(&buf[..n]);
                 if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -531,34 +603,64 @@ mod tests {
                         .lines()
                         .find_map(|l| l.strip_prefix("content-length:"))
                         .map_or(0, |v| v.trim().parse::<usize>().expect("a length"));
-                    break (head, end + 4 + length);
+                    break (head, end + 4, length);
                 }
             };
-            while request.len() < length {
+            while request.len() < start + length {
                 let n = socket.read(&mut buf).await.expect("a body");
                 request.extend_from_slice(&buf[..n]);
             }
+            let mut headers: Vec<String> = head
+                .lines()
+                .skip(1)
+                .filter(|l| !l.starts_with("host:"))
+                .map(str::to_owned)
+                .collect();
+            headers.sort();
+            seen.lock()
+                .expect("the requests")
+                .push((headers, request[start..].to_vec()));
             let n: usize = head
                 .split_whitespace()
                 .nth(1)
                 .and_then(|path| path.trim_start_matches('/').parse().ok())
                 .expect("a case number");
-            let (status, headers, body) = &answers[n];
+            let ((status, headers, body), framing) = &answers[n];
             let reason = StatusCode::from_u16(*status)
                 .ok()
                 .and_then(|s| s.canonical_reason())
                 .unwrap_or("");
-            let mut out = format!("HTTP/1.1 {status} {reason}\r\n");
+            let mut out = format!("HTTP/1.1 {status} {reason}\r\n").into_bytes();
             for (k, v) in headers {
-                out.push_str(&format!("{k}: {v}\r\n"));
+                out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
             }
-            out.push_str(&format!(
-                "content-length: {}\r\nconnection: close\r\n\r\n",
-                body.len()
-            ));
-            let mut bytes = out.into_bytes();
-            bytes.extend_from_slice(body);
-            socket.write_all(&bytes).await.expect("an answer");
+            out.extend_from_slice(b"connection: close\r\n");
+            match framing {
+                Framing::Length => {
+                    out.extend_from_slice(
+                        format!("content-length: {}\r\n\r\n", body.len()).as_bytes(),
+                    );
+                    out.extend_from_slice(body);
+                }
+                Framing::Short => {
+                    out.extend_from_slice(
+                        format!("content-length: {}\r\n\r\n", body.len() + 100).as_bytes(),
+                    );
+                    out.extend_from_slice(body);
+                }
+                Framing::Chunked => {
+                    out.extend_from_slice(b"transfer-encoding: chunked\r\n\r\n");
+                    // Two chunks, split inside the body.
+                    let (a, b) = body.split_at(body.len() / 2);
+                    for part in [a, b] {
+                        out.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+                        out.extend_from_slice(part);
+                        out.extend_from_slice(b"\r\n");
+                    }
+                    out.extend_from_slice(b"0\r\n\r\n");
+                }
+            }
+            socket.write_all(&out).await.expect("an answer");
         }
     }
 
@@ -608,7 +710,8 @@ mod tests {
     async fn every_answer_to_a_call_is_read_as_rmcps_client_reads_it() {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
         let port = listener.local_addr().expect("an address").port();
-        tokio::spawn(serve(listener));
+        let seen = Seen::default();
+        tokio::spawn(serve(listener, seen.clone()));
         let http = reqwest::Client::new();
         let message = ClientJsonRpcMessage::request(
             ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParams::new(
