@@ -62,7 +62,7 @@ use sse_stream::{Error as SseError, Sse};
 use tokio::sync::Semaphore;
 
 use super::handler;
-use super::post::{Posted, Target, unreadable};
+use super::post::{Posted, Target, is_event_too_large, unreadable};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -398,6 +398,10 @@ impl Direct {
                         return answer;
                     }
                     continue;
+                }
+                // An event over the limit would be met again (rmcp stops too).
+                Some(Err(e)) if is_event_too_large(&e) => {
+                    return Err(transport_error(StreamableHttpError::Sse(e)));
                 }
                 Some(Err(e)) => Some(e),
                 None => None,
@@ -901,6 +905,93 @@ mod tests {
         assert!(
             (110..130).contains(&deepest),
             "the limit is not in 110..130"
+        );
+    }
+
+    /// A downstream whose answer to the call is an event stream: a
+    /// notification with an event id, then an event over the limit. A GET
+    /// that picks the stream up again would get the call's answer.
+    async fn over_the_limit(listener: tokio::net::TcpListener, gets: Arc<AtomicU64>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            let head = loop {
+                let n = socket.read(&mut buf).await.expect("a request");
+                request.extend_from_slice(&buf[..n]);
+                if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break String::from_utf8_lossy(&request[..end]).to_lowercase();
+                }
+            };
+            let events = if head.starts_with("get") {
+                gets.fetch_add(1, Ordering::SeqCst);
+                let answer = json!({"jsonrpc": "2.0", "id": "connecta-0",
+                    "result": {"content": [{"type": "text", "text": "late"}]}});
+                format!("id: 2\ndata: {answer}\n\n")
+            } else {
+                let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": "x"}});
+                format!("id: 1\ndata: {note}\n\ndata: {}\n\n", "y".repeat(300))
+            };
+            let out = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{events}",
+                events.len()
+            );
+            // The first event arrives on its own, before the large one.
+            let split = out.find("\n\n").expect("an event") + 2;
+            socket
+                .write_all(&out.as_bytes()[..split])
+                .await
+                .expect("an answer");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            socket
+                .write_all(&out.as_bytes()[split..])
+                .await
+                .expect("an answer");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_with_an_event_over_the_limit_fails_without_picking_the_stream_up_again() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let port = listener.local_addr().expect("an address").port();
+        let gets = Arc::new(AtomicU64::new(0));
+        tokio::spawn(over_the_limit(listener, gets.clone()));
+        let mut config =
+            StreamableHttpClientTransportConfig::with_uri(format!("http://127.0.0.1:{port}/mcp"));
+        config.max_sse_event_size = 256;
+        let recording = Recording {
+            http: reqwest::Client::new(),
+            session: SessionId::default(),
+        };
+        recording
+            .session
+            .update(|s| *s = SessionState::Ready(Some(Arc::from("s-1"))));
+        let direct = Direct::for_session(
+            recording,
+            &config,
+            &ProtocolVersion::V_2025_06_18,
+            Arc::default(),
+        )
+        .map(Arc::new)
+        .expect("a direct route");
+        let answer = direct
+            .call(CallToolRequestParams::new("echo"))
+            .await
+            .expect("the call was sent");
+        let Err(e) = answer else {
+            panic!("answered: {answer:?}")
+        };
+        assert!(e.to_string().contains("maximum size"), "{e}");
+        assert_eq!(
+            gets.load(Ordering::SeqCst),
+            0,
+            "the stream was picked up again"
         );
     }
 }

@@ -256,7 +256,8 @@ fn status_error(status: StatusCode, headers: &HeaderMap) -> Option<HttpStatusErr
     let retry_after = headers
         .get(RETRY_AFTER)
         .filter(|v| v.as_bytes().len() <= MAX_RETRY_AFTER_BYTES)
-        .and_then(|v| v.to_str().ok())
+        // Any UTF-8, as rmcp keeps it (`to_str` would take only ASCII).
+        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
         .map(str::to_owned);
     Some(HttpStatusError::new(status.as_u16(), retry_after))
 }
@@ -339,6 +340,18 @@ enum EventStreamError {
     Body(reqwest::Error),
     #[error("SSE event exceeded the maximum size of {max_size} bytes")]
     EventTooLarge { max_size: usize },
+}
+
+/// Whether an event stream from [`Target::post`] ended because an event
+/// was over the limit (picking the stream up again would meet it again).
+pub(crate) fn is_event_too_large(e: &SseError) -> bool {
+    matches!(
+        e,
+        SseError::Body(source) if matches!(
+            source.downcast_ref::<EventStreamError>(),
+            Some(EventStreamError::EventTooLarge { .. })
+        )
+    )
 }
 
 /// The body as events, ending with an error at the first event over `max`
@@ -504,6 +517,18 @@ mod tests {
                     vec![],
                 ),
                 Framing::Length,
+            ),
+            (
+                (503, vec![("retry-after", "5\u{a0}")], vec![]),
+                Framing::Length,
+            ),
+            (
+                (
+                    200,
+                    vec![("content-type", "text/event-stream")],
+                    format!("data: {ok}\n\n").into(),
+                ),
+                Framing::Short,
             ),
         ]);
         all
@@ -777,5 +802,45 @@ mod tests {
                 "no case read as {kind}: {seen:?}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn an_event_over_the_limit_is_told_from_a_broken_stream() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let port = listener.local_addr().expect("an address").port();
+        tokio::spawn(serve(listener, Seen::default()));
+        let http = reqwest::Client::new();
+        let first_error = |n: usize| {
+            let http = http.clone();
+            async move {
+                let target = Target {
+                    url: reqwest::Url::parse(&format!("http://127.0.0.1:{port}/{n}"))
+                        .expect("a URL"),
+                    headers: HeaderMap::new(),
+                    limits: limits(),
+                };
+                let Ok(Posted::Stream(stream)) = target.post(&http, b"{}".to_vec(), None).await
+                else {
+                    panic!("answer {n} is not an event stream");
+                };
+                let mut errors = std::pin::pin!(stream.filter_map(|e| std::future::ready(e.err())));
+                errors.next().await.expect("an error")
+            }
+        };
+        let (mut over, mut cut) = (None, None);
+        for (n, ((status, headers, body), framing)) in answers().iter().enumerate() {
+            let stream = *status == 200 && headers.contains(&("content-type", "text/event-stream"));
+            match framing {
+                Framing::Length if stream && body.split(|b| *b == b'\n').any(|l| l.len() > 64) => {
+                    over = Some(n)
+                }
+                Framing::Short if stream => cut = Some(n),
+                _ => {}
+            }
+        }
+        let over = first_error(over.expect("an oversized event")).await;
+        assert!(is_event_too_large(&over), "{over}");
+        let cut = first_error(cut.expect("a stream cut short")).await;
+        assert!(!is_event_too_large(&cut), "{cut}");
     }
 }
