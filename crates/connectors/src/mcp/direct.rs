@@ -235,10 +235,9 @@ pub(crate) struct Direct {
     client: Recording,
     /// Where calls are posted, and how their answers are bounded.
     target: Target,
-    /// For replies, cancellations and resumed streams, which go through
-    /// rmcp's client: the same URL and headers.
+    /// The URL as rmcp's client takes it, for replies, cancellations and
+    /// resumed streams (the headers are the target's, see `rmcp_headers`).
     uri: Arc<str>,
-    headers: HashMap<HeaderName, HeaderValue>,
     /// The transport's policy for picking an event stream up again.
     retry: Arc<dyn SseRetryPolicy>,
     /// POSTs in flight on this session, as rmcp bounds its own.
@@ -264,7 +263,11 @@ impl Direct {
         if *version >= ProtocolVersion::STANDARD_HEADERS {
             return None;
         }
-        let mut headers = config.custom_headers.clone();
+        let mut headers: http::HeaderMap = config
+            .custom_headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let value = HeaderValue::from_str(version.as_str()).ok()?;
         headers.insert(HeaderName::from_static("mcp-protocol-version"), value);
         let mut limits = StreamableHttpResponseLimits::default();
@@ -272,22 +275,25 @@ impl Direct {
         limits.max_json_response_size = config.max_json_response_size;
         let target = Target {
             url: reqwest::Url::parse(&config.uri).ok()?,
-            headers: headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            headers,
             limits,
         };
         Some(Direct {
             client,
             target,
             uri: config.uri.clone(),
-            headers,
             retry: config.retry_config.clone(),
             posts: Semaphore::new(config.max_concurrent_requests.max(1)),
             next_id: AtomicU64::new(0),
             refused_elicitations,
         })
+    }
+
+    /// The connector's headers, its credential and the protocol version,
+    /// as rmcp's client takes them (only its rarer calls here need them).
+    fn rmcp_headers(&self) -> HashMap<HeaderName, HeaderValue> {
+        let headers = self.target.headers.iter();
+        headers.map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 
     /// Posts `tools/call` and reads its answer. Dropping the future before
@@ -448,7 +454,7 @@ impl Direct {
                     session.clone(),
                     Some(last.to_owned()),
                     None,
-                    self.headers.clone(),
+                    self.rmcp_headers(),
                     self.target.limits.max_sse_event_size,
                 )
                 .await;
@@ -504,7 +510,7 @@ impl Direct {
             message,
             session,
             None,
-            self.headers.clone(),
+            self.rmcp_headers(),
         );
         match tokio::time::timeout(CONTROL_TIMEOUT, post).await {
             Ok(Ok(_)) => {}
