@@ -561,3 +561,71 @@ fn the_binary_packs_its_relative_relocations_where_glibc_reads_them() {
     let relative = size_of(".rela.dyn").expect(".rela.dyn");
     assert!(relative < 64 << 10, ".rela.dyn is {relative} bytes");
 }
+
+/// `build.rs` has the linker lay out first in `.text` the functions a
+/// gateway and a sandbox worker run (`link/hot-functions.txt`), so the
+/// pages of code a process keeps mapped are few and together; it does so
+/// wherever the linker takes a symbol ordering file. Checked on the binary
+/// the tests run: rustc links with lld here, so the probe must have passed,
+/// and the listed functions this binary has must sit at the start of
+/// `.text` (spread out, they would reach across all of it).
+#[test]
+fn the_binary_lays_out_the_functions_it_runs_first_where_the_linker_can() {
+    let ordered = env!("CONNECTA_HOT_FUNCTIONS_FIRST") == "true";
+    let (status, comment, err) = run(
+        Command::new("readelf").args(["-p", ".comment"]).arg(bin()),
+        Duration::from_secs(30),
+    );
+    assert!(status.success(), "readelf: {err}");
+    if comment.contains("Linker: LLD") {
+        assert!(
+            ordered,
+            "linked by lld, but build.rs did not order: {comment}"
+        );
+    }
+    if !ordered {
+        return;
+    }
+    let list = read(&repo_root().join("crates/connecta/link/hot-functions.txt"));
+    let listed: BTreeSet<&str> = list
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let (status, symbols, err) = run(
+        Command::new("nm").args(["--defined-only"]).arg(bin()),
+        Duration::from_secs(60),
+    );
+    assert!(status.success(), "nm: {err}");
+    // `<address> <type> <name>`; functions only.
+    let functions: Vec<(u64, &str)> = symbols
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let address = u64::from_str_radix(fields.next()?, 16).ok()?;
+            let kind = fields.next()?;
+            let name = fields.next()?;
+            matches!(kind, "t" | "T" | "w" | "W").then_some((address, name))
+        })
+        .collect();
+    let start = functions.iter().map(|f| f.0).min().expect("functions");
+    let end = functions.iter().map(|f| f.0).max().expect("functions");
+    let mut offsets: Vec<u64> = functions
+        .iter()
+        .filter(|(_, name)| listed.contains(name))
+        .map(|(address, _)| address - start)
+        .collect();
+    offsets.sort_unstable();
+    assert!(
+        offsets.len() >= 200,
+        "only {} listed functions are in this binary",
+        offsets.len()
+    );
+    let ninetieth = offsets[offsets.len() * 9 / 10];
+    let span = end - start;
+    assert!(
+        ninetieth < span / 10,
+        "9 in 10 listed functions lie within {ninetieth} bytes of .text's start, \
+         not its first tenth ({span} bytes in all)"
+    );
+}
