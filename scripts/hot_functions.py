@@ -23,6 +23,7 @@ import http.client
 import json
 import os
 import re
+import shlex
 import signal
 import struct
 import subprocess
@@ -37,7 +38,22 @@ HEADER = """\
 # build.rs (--symbol-ordering-file). Made by scripts/hot-functions; see
 # docs/performance.md, "The binary's own pages". Worker functions first,
 # then the gateway's, then those only a benchmark run's samples found.
+# Most names carry a hash of the compiler and of Cargo.lock: a test
+# requires the line below to match the build (make the list again if not).
 """
+MADE_FOR = "# made for: "
+
+
+def made_for():
+    """What build.rs compares: rustc's version line and Cargo.lock's
+    FNV-1a 64."""
+    version = subprocess.run(["rustc", "-vV"], check=True, capture_output=True,
+                             text=True).stdout.splitlines()[0]
+    h = 0xcbf29ce484222325
+    with open(os.path.join(ROOT, "Cargo.lock"), "rb") as f:
+        for b in f.read():
+            h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{version}; Cargo.lock {h:016x}"
 ADDRESS = "connector_0.lookup_record_1"
 
 
@@ -118,9 +134,10 @@ PROGRAMS = [
 def drive_worker(binary, work):
     out_file = os.path.join(work, "worker.callgrind")
     # Hardening (seccomp) is off: valgrind's own system calls would be refused.
-    p = subprocess.Popen(callgrind(out_file) + [binary, "__sandbox-worker"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=open(os.path.join(work, "worker.log"), "w"))
+    log = os.path.join(work, "worker.log")
+    with open(log, "w") as err:
+        p = subprocess.Popen(callgrind(out_file) + [binary, "__sandbox-worker"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
 
     def send(message):
         body = json.dumps(message).encode()
@@ -130,7 +147,8 @@ def drive_worker(binary, work):
     def receive():
         head = p.stdout.read(4)
         if len(head) < 4:
-            sys.exit("the worker under valgrind ended early (see worker.log)")
+            p.kill()
+            sys.exit("the worker under valgrind ended early:\n" + tail(log))
         return json.loads(p.stdout.read(struct.unpack("<I", head)[0]))
 
     send({"init": {"limits": LIMITS, "harden": False, "shortcuts": {
@@ -189,6 +207,8 @@ def client(port, version, rounds):
         c.request("POST", "/mcp", json.dumps(body), h)
         r = c.getresponse()
         r.read()
+        if r.status not in (200, 202):
+            raise RuntimeError(f"{body.get('method')}: HTTP {r.status}")
         return r
 
     r = post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -209,39 +229,68 @@ def client(port, version, rounds):
 def drive_gateway(bench, binary, work):
     wrapper = os.path.join(work, "gateway-under-callgrind")
     out_pattern = os.path.join(work, "gateway.%p.callgrind")
+    log = os.path.join(work, "gateway.log")
     with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\nexec " + " ".join(callgrind(out_pattern)) +
-                f' {binary} "$@" 2>>{work}/gateway.log\n')
+        f.write("#!/bin/sh\nexec " + shlex.join(callgrind(out_pattern) + [binary]) +
+                f' "$@" 2>>{shlex.quote(log)}\n')
     os.chmod(wrapper, 0o755)
     serve = subprocess.Popen([bench, "serve-synthetic", "--connectors", "2", "--tools", "100",
                               "--connecta-bin", wrapper, "--ready-timeout", "900"],
                              stdout=subprocess.PIPE, text=True)
     ready = None
-    for line in serve.stdout:
-        if '"port"' in line:
-            ready = json.loads(line)
-            break
-    if ready is None:
-        sys.exit("the gateway under valgrind did not start (see gateway.log)")
-    threads = [threading.Thread(target=client, args=(ready["port"], v, 3))
-               for v in ["2025-06-18", "2025-11-25"] * 2]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    os.kill(ready["pid"], signal.SIGTERM)
-    for _ in range(600):
-        try:
-            os.kill(ready["pid"], 0)
-        except ProcessLookupError:
-            break
-        threading.Event().wait(0.5)
-    serve.terminate()
-    serve.wait()
+    try:
+        for line in serve.stdout:
+            if '"port"' in line:
+                ready = json.loads(line)
+                break
+        if ready is None:
+            sys.exit("the gateway under valgrind did not start:\n" + tail(log))
+        errors = []
+
+        def one_client(version):
+            try:
+                client(ready["port"], version, 3)
+            except Exception as e:  # reported below, after the others end
+                errors.append(f"{version}: {e}")
+
+        threads = [threading.Thread(target=one_client, args=(v,))
+                   for v in ["2025-06-18", "2025-11-25"] * 2]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            sys.exit("driving the gateway failed: " + "; ".join(errors))
+        # callgrind writes its file when the gateway exits.
+        os.kill(ready["pid"], signal.SIGTERM)
+        for _ in range(1200):
+            try:
+                os.kill(ready["pid"], 0)
+            except ProcessLookupError:
+                break
+            threading.Event().wait(0.5)
+        else:
+            sys.exit("the gateway under valgrind did not stop within 600 s")
+    finally:
+        if ready is not None:
+            try:
+                os.kill(ready["pid"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        serve.terminate()
+        serve.wait()
     cost = collections.Counter()
     for path in glob.glob(os.path.join(work, "gateway.*.callgrind")):
         cost.update(self_costs(path))
     return cost
+
+
+def tail(path):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-20:])
+    except OSError:
+        return "(no log)"
 
 
 # --- 3. samples of a benchmark run --------------------------------------
@@ -283,6 +332,9 @@ def main():
         gateway = by_cost(drive_gateway(bench, binary, work))
         print("samples of a quick benchmark run…", flush=True)
         samples = by_cost(sampled(bench, binary, work))
+    for what, found in [("worker", worker), ("gateway", gateway), ("samples", samples)]:
+        if not set(found) & known:
+            sys.exit(f"no function of this binary in the {what} run: nothing written")
     listed, seen = [], set()
     for name in worker + gateway + samples:
         if name in known and name not in seen:
@@ -290,6 +342,7 @@ def main():
             listed.append(name)
     with open(OUT, "w") as f:
         f.write(HEADER)
+        f.write(MADE_FOR + made_for() + "\n")
         f.write("\n".join(listed) + "\n")
     print(f"{len(listed)} functions (worker {len(set(worker) & known)}, "
           f"gateway {len(set(gateway) & known)}, sampled {len(set(samples) & known)}) "

@@ -19,13 +19,15 @@
 //! sandbox worker run (`link/hot-functions.txt`, made by
 //! `scripts/hot-functions`). A process maps the binary's code page by page
 //! as it runs it, and the kernel maps the cached pages around each one too
-//! (64 KB), so about 5 MB of code that ran, spread over 28 MB of `.text`,
+//! (64 KB), so about 6 MB of code that ran, spread over 28 MB of `.text`,
 //! kept some 25 MB of the file resident in the gateway; laid out together
 //! it keeps about 12 MB (docs/performance.md, "The binary's own pages").
-//! The list names symbols; a name the binary no longer has is skipped, so a
-//! stale list only lays out less. Only linkers that take
-//! `--symbol-ordering-file` (lld, the default for this target, and mold)
-//! get it: a small program is linked with it first, as rustc would link.
+//! The list names symbols; a name the binary does not have is skipped, so
+//! a stale list only lays out less (a test requires it to be made for this
+//! compiler and this Cargo.lock, since most names carry a hash of both).
+//! Only a linker that takes `--symbol-ordering-file` gets it (lld, the
+//! default for this target; not GNU ld, gold or mold): a small program is
+//! linked with it first, as rustc would link.
 
 use std::path::Path;
 use std::process::Command;
@@ -48,7 +50,7 @@ fn main() {
 
     let list = Path::new("link/hot-functions.txt");
     println!("cargo:rerun-if-changed={}", list.display());
-    println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
+    println!("cargo:rerun-if-changed=../../Cargo.lock");
     let ordered = match std::fs::canonicalize(list) {
         Ok(list) => {
             let args = ordering_args(&list);
@@ -63,14 +65,53 @@ fn main() {
         Err(_) => false,
     };
     println!("cargo:rustc-env=CONNECTA_HOT_FUNCTIONS_FIRST={ordered}");
+    // Most names in the list carry a hash of the compiler's version and of
+    // the crate's dependencies: the test requires the list to have been
+    // made for this compiler and this Cargo.lock.
+    let made_for = std::fs::read_to_string(list)
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(MADE_FOR).map(str::to_owned))
+        })
+        .unwrap_or_default();
+    println!("cargo:rustc-env=CONNECTA_HOT_FUNCTIONS_MADE_FOR={made_for}");
+    println!(
+        "cargo:rustc-env=CONNECTA_HOT_FUNCTIONS_BUILT_FOR={}",
+        built_for()
+    );
+}
+
+/// The header line of the list that names what it was made for.
+const MADE_FOR: &str = "# made for: ";
+
+/// `<rustc -vV's first line>; Cargo.lock <FNV-1a 64 of its bytes>`, as
+/// `scripts/hot_functions.py` writes it.
+fn built_for() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let version = Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|text| text.lines().next().map(str::to_owned))
+        .unwrap_or_default();
+    let lock = std::fs::read("../../Cargo.lock").unwrap_or_default();
+    let hash = lock.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{version}; Cargo.lock {hash:016x}")
 }
 
 /// The linker arguments that lay out the listed functions first, without a
-/// warning for each name the binary does not have.
+/// warning for each name the binary does not have. `-Xlinker` hands each
+/// to the linker whole (`-Wl,` would split a path at its commas).
 fn ordering_args(list: &Path) -> Vec<String> {
     vec![
-        format!("-Wl,--symbol-ordering-file={}", list.display()),
-        "-Wl,--no-warn-symbol-ordering".to_owned(),
+        "-Xlinker".to_owned(),
+        format!("--symbol-ordering-file={}", list.display()),
+        "-Xlinker".to_owned(),
+        "--no-warn-symbol-ordering".to_owned(),
     ]
 }
 
@@ -99,7 +140,9 @@ fn links_with(dir: &Path, args: &[String]) -> bool {
     for arg in args {
         command.arg(format!("-Clink-arg={arg}"));
     }
-    command.output().is_ok_and(|o| o.status.success())
+    let linked = command.output().is_ok_and(|o| o.status.success());
+    let _ = std::fs::remove_file(dir.join("order_probe"));
+    linked
 }
 
 /// Whether a program linked with packed relocations (it has some: a table
