@@ -32,6 +32,9 @@
 use std::path::Path;
 use std::process::Command;
 
+#[path = "link/ordering.rs"]
+mod ordering;
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
@@ -51,19 +54,18 @@ fn main() {
     let list = Path::new("link/hot-functions.txt");
     println!("cargo:rerun-if-changed={}", list.display());
     println!("cargo:rerun-if-changed=../../Cargo.lock");
-    let ordered = match std::fs::canonicalize(list) {
-        Ok(list) => {
-            let args = ordering_args(&list);
-            let takes = links_with(Path::new(&out), &args);
-            if takes {
-                for arg in &args {
-                    println!("cargo:rustc-link-arg-bins={arg}");
-                }
+    println!("cargo:rerun-if-changed=link/ordering.rs");
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let ordered = std::fs::canonicalize(list).is_ok_and(|list| {
+        let args = ordering::ordering_args(&list);
+        let takes = links_with(&rustc, Path::new(&out), &args);
+        if takes {
+            for arg in &args {
+                println!("cargo:rustc-link-arg-bins={arg}");
             }
-            takes
         }
-        Err(_) => false,
-    };
+        takes
+    });
     println!("cargo:rustc-env=CONNECTA_HOT_FUNCTIONS_FIRST={ordered}");
     // Most names in the list carry a hash of the compiler's version and of
     // the crate's dependencies: the test requires the list to have been
@@ -78,7 +80,7 @@ fn main() {
     println!("cargo:rustc-env=CONNECTA_HOT_FUNCTIONS_MADE_FOR={made_for}");
     println!(
         "cargo:rustc-env=CONNECTA_HOT_FUNCTIONS_BUILT_FOR={}",
-        built_for()
+        built_for(&rustc)
     );
 }
 
@@ -87,8 +89,7 @@ const MADE_FOR: &str = "# made for: ";
 
 /// `<rustc -vV's first line>; Cargo.lock <FNV-1a 64 of its bytes>`, as
 /// `scripts/hot_functions.py` writes it.
-fn built_for() -> String {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+fn built_for(rustc: &str) -> String {
     let version = Command::new(rustc)
         .arg("-vV")
         .output()
@@ -103,26 +104,13 @@ fn built_for() -> String {
     format!("{version}; Cargo.lock {hash:016x}")
 }
 
-/// The linker arguments that lay out the listed functions first, without a
-/// warning for each name the binary does not have. `-Xlinker` hands each
-/// to the linker whole (`-Wl,` would split a path at its commas).
-fn ordering_args(list: &Path) -> Vec<String> {
-    vec![
-        "-Xlinker".to_owned(),
-        format!("--symbol-ordering-file={}", list.display()),
-        "-Xlinker".to_owned(),
-        "--no-warn-symbol-ordering".to_owned(),
-    ]
-}
-
 /// Whether rustc links a small program for the target with `args` passed
 /// to the linker, with the flags and linker this build uses.
-fn links_with(dir: &Path, args: &[String]) -> bool {
+fn links_with(rustc: &str, dir: &Path, args: &[String]) -> bool {
     let source = dir.join("order_probe.rs");
     if std::fs::write(&source, "fn main() {}\n").is_err() {
         return false;
     }
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
     let mut command = Command::new(rustc);
     command
         .arg("--crate-name=order_probe")

@@ -7,6 +7,8 @@
 //! real binary on one real PostgreSQL, the systemd unit through
 //! `systemd-analyze verify`, and the Dockerfile's agreement with all that.
 
+#[path = "../link/ordering.rs"]
+mod ordering;
 mod support;
 
 use std::collections::BTreeSet;
@@ -648,5 +650,46 @@ fn the_binary_lays_out_the_functions_it_runs_first_where_the_linker_can() {
         "9 in 10 listed functions lie within {ninetieth} bytes of .text's start; \
          together they take {together} bytes (.text: {} bytes)",
         end - start
+    );
+}
+
+/// A checkout whose path has a comma still gets its functions laid out:
+/// the arguments build.rs passes keep the list's path whole. The same path
+/// through `-Wl,` is cut at the comma and the link fails, which shows the
+/// check can tell the two apart on this linker.
+#[test]
+fn the_ordering_arguments_keep_a_list_path_with_a_comma_whole() {
+    if env!("CONNECTA_HOT_FUNCTIONS_FIRST") != "true" {
+        eprintln!("this build's linker does not take a symbol ordering file");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let listed = dir.path().join("a checkout,with a comma");
+    std::fs::create_dir(&listed).expect("mkdir");
+    let list = listed.join("hot-functions.txt");
+    std::fs::write(&list, "main\n").expect("write list");
+    let source = dir.path().join("probe.rs");
+    std::fs::write(&source, "fn main() {}\n").expect("write probe");
+    let link = |args: &[String]| {
+        let mut command = Command::new("rustc");
+        command
+            .arg("--crate-name=probe")
+            .arg("-o")
+            .arg(dir.path().join("probe"))
+            .arg(&source);
+        for arg in args {
+            command.arg(format!("-Clink-arg={arg}"));
+        }
+        run(&mut command, Duration::from_secs(120))
+    };
+    let (status, _, err) = link(&ordering::ordering_args(&list));
+    assert!(
+        status.success(),
+        "linking with the build's arguments: {err}"
+    );
+    let (status, _, _) = link(&[format!("-Wl,--symbol-ordering-file={}", list.display())]);
+    assert!(
+        !status.success(),
+        "a path cut at its comma linked too: this check cannot tell"
     );
 }
