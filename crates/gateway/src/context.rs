@@ -88,3 +88,61 @@ impl RequestCtx {
         RequestCtx::new(Actor::anonymous(), CancellationToken::new())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use serde_json::Value;
+
+    /// Each call takes two or three UUIDs (its request id, its activity
+    /// event's id). The `uuid` crate draws them from `rand`'s thread-local
+    /// CSPRNG only with its `fast-rng` feature; without it every UUID is a
+    /// `getrandom` system call (docs/performance.md, "Context switches per
+    /// call"). The feature must stay on in the resolved build.
+    #[test]
+    fn uuids_come_from_the_threads_generator_not_a_system_call_each() {
+        let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
+        let out = Command::new(env!("CARGO"))
+            .args([
+                "metadata",
+                "--format-version",
+                "1",
+                "--offline",
+                "--manifest-path",
+            ])
+            .arg(manifest)
+            .output()
+            .expect("cargo metadata");
+        assert!(
+            out.status.success(),
+            "cargo metadata: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let metadata: Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
+        let nodes = metadata["resolve"]["nodes"].as_array().expect("resolve");
+        let uuid = nodes
+            .iter()
+            .find(|n| {
+                n["id"]
+                    .as_str()
+                    .is_some_and(|id| id.contains("/uuid#") || id.contains("#uuid@"))
+            })
+            .expect("uuid in the resolved graph");
+        let features: Vec<&str> = uuid["features"]
+            .as_array()
+            .expect("features")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            features.contains(&"fast-rng"),
+            "uuid is built without fast-rng: {features:?}"
+        );
+        let id = super::RequestCtx::anonymous().request_id;
+        assert_eq!(
+            uuid::Uuid::parse_str(&id).map(|u| u.get_version_num()),
+            Ok(7)
+        );
+    }
+}
