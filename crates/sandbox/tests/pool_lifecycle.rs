@@ -8,7 +8,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::*;
-use connecta_sandbox::{AdmissionError, CodeRuntime, FailureKind, QuickJsPool};
+use connecta_sandbox::{
+    AdmissionError, BindingNamespace, CodeRunRequest, CodeRuntime, FailureKind, QuickJsPool,
+};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::json;
@@ -449,4 +451,59 @@ async fn a_missing_worker_binary_fails_start() {
     let mut o = options();
     o.worker_program = "/nonexistent/connecta-worker".into();
     assert!(QuickJsPool::start(o).await.is_err());
+}
+
+/// P4: a worker builds its next engine with the bridge for the bindings
+/// its last two runs named, when they named the same. A run naming the
+/// same ones gets that engine (its host calls work through it; the fourth
+/// run here); a run naming others gets an engine built for them, and
+/// nothing of the other bindings reaches it (the fifth).
+#[tokio::test]
+async fn p4_a_run_naming_other_bindings_gets_an_engine_built_for_them() {
+    let pool = pool().await;
+    let host = Arc::new(TestHost::default());
+    let run_with = |bindings: Vec<BindingNamespace>, program: &str| {
+        pool.run(
+            CodeRunRequest {
+                program: program.into(),
+                bindings,
+                cancel: CancellationToken::new(),
+            },
+            host.clone(),
+        )
+    };
+    let echo_only = || {
+        vec![BindingNamespace {
+            global: "connecta".into(),
+            functions: vec!["echo".into()],
+        }]
+    };
+    let tools = vec![BindingNamespace {
+        global: "tools".into(),
+        functions: vec!["echo".into()],
+    }];
+    let keys = "async () => Object.keys(connecta).join(',')";
+    let all = bindings()[0].functions.join(",");
+    let pid = pool.stats().worker_pids;
+
+    assert_eq!(ok(&run_with(bindings(), keys).await), json!(all));
+    assert_eq!(ok(&run_with(echo_only(), keys).await), json!("echo"));
+    for _ in 0..2 {
+        let r = run_with(
+            echo_only(),
+            "async () => [Object.keys(connecta).join(','), await connecta.echo(5)]",
+        )
+        .await;
+        assert_eq!(ok(&r), json!(["echo", 5]));
+    }
+    let r = run_with(
+        tools,
+        "async () => [typeof connecta, Object.keys(tools).join(',')]",
+    )
+    .await;
+    assert_eq!(ok(&r), json!(["undefined", "echo"]));
+    assert_eq!(ok(&run_with(bindings(), keys).await), json!(all));
+    assert_eq!(pool.stats().worker_pids, pid, "one worker ran them all");
+    assert_eq!(host.calls.load(Ordering::SeqCst), 2);
+    pool.shutdown().await;
 }

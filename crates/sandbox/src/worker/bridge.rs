@@ -44,7 +44,7 @@ struct Pending {
 /// Measures guest CPU on the worker thread's CPU clock, so time blocked on
 /// host replies is excluded (contract L5).
 pub struct CpuClock {
-    start: Duration,
+    start: Cell<Duration>,
     budget: Duration,
     exceeded: Cell<bool>,
 }
@@ -52,10 +52,18 @@ pub struct CpuClock {
 impl CpuClock {
     pub fn start(budget: Duration) -> Self {
         Self {
-            start: thread_cpu_time(),
+            start: Cell::new(thread_cpu_time()),
             budget,
             exceeded: Cell::new(false),
         }
+    }
+
+    /// Starts the budget again from now: a clock made with an engine ahead
+    /// of its run counts from the run's start. Only before the run starts:
+    /// it also clears `exceeded`.
+    pub fn restart(&self) {
+        self.start.set(thread_cpu_time());
+        self.exceeded.set(false);
     }
 
     /// Called by the engine's interrupt handler; `true` stops the program.
@@ -71,7 +79,7 @@ impl CpuClock {
     }
 
     pub fn used(&self) -> Duration {
-        thread_cpu_time().saturating_sub(self.start)
+        thread_cpu_time().saturating_sub(self.start.get())
     }
 }
 

@@ -9,8 +9,10 @@
 //! or the program stalls (X6). It reports exactly one `Done` frame per run.
 //!
 //! Must never: keep anything from one run to the next. The next run's engine
-//! is created after `Done` is sent (off the critical path), and it has never
-//! been shown to a program.
+//! is created after `Done` is sent (off the critical path), with the bridge
+//! already installed on a fresh run state when the last two runs named the
+//! same bindings, and it has never been shown to a program. A run that
+//! names other bindings gets an engine built for it instead.
 
 use std::io::Read;
 use std::rc::Rc;
@@ -30,7 +32,7 @@ use super::normalize;
 use super::shortcuts::{self, ShortcutTable};
 use super::{Io, WorkerError};
 use crate::protocol::{self, FromWorker, RunOutcome, RunSpec, ToWorker, WorkerLimits};
-use crate::{CodeRunFailure, FailureKind};
+use crate::{BindingNamespace, CodeRunFailure, FailureKind};
 
 /// Longest failure message the worker reports (the gateway clamps further).
 const MAX_MESSAGE_BYTES: usize = 8 * 1024;
@@ -48,7 +50,22 @@ pub struct Engine {
     shortcuts: Rc<ShortcutTable>,
     /// Call ids continue across runs (see the protocol docs).
     next_call_id: u64,
-    spare: Option<(Runtime, Context)>,
+    /// The bindings the last run named.
+    last_bindings: Option<Vec<BindingNamespace>>,
+    /// Whether the last run named the same bindings as the run before it:
+    /// only then is the next engine built with their bridge, so a caller
+    /// that changes bindings from run to run keeps a bare engine ready.
+    steady: bool,
+    spare: Option<Spare>,
+}
+
+/// An engine built ahead of its run, never shown to a program.
+struct Spare {
+    rt: Runtime,
+    context: Context,
+    /// The bridge installed for these bindings, reporting to this run
+    /// state; `None` before any run has named its bindings.
+    bridge: Option<(Vec<BindingNamespace>, Rc<RunState>)>,
 }
 
 impl Engine {
@@ -57,42 +74,110 @@ impl Engine {
             limits: Rc::new(limits),
             shortcuts: Rc::new(shortcuts),
             next_call_id: 1,
+            last_bindings: None,
+            steady: false,
             spare: None,
         }
     }
 
-    /// Builds the engine for the next run ahead of time.
+    /// Builds the engine for the next run ahead of time, with the bridge
+    /// for the last run's bindings installed when the two runs before named
+    /// the same ones.
     pub fn prepare(&mut self) -> Result<(), WorkerError> {
-        if self.spare.is_none() {
-            self.spare = Some(fresh_engine(&self.limits)?);
+        if self.spare.is_some() {
+            return Ok(());
         }
+        let Some(bindings) = self.last_bindings.as_ref().filter(|_| self.steady) else {
+            self.spare = Some(bare_spare(&self.limits)?);
+            return Ok(());
+        };
+        let (rt, context) = fresh_engine(&self.limits)?;
+        let state = Rc::new(self.run_state());
+        let installed = context.with(|ctx| -> rquickjs::Result<bool> {
+            if collides(&ctx, bindings)? {
+                return Ok(false);
+            }
+            bridge::install(&ctx, &state, bindings)?;
+            Ok(true)
+        });
+        self.spare = Some(match installed {
+            Ok(true) => Spare {
+                rt,
+                context,
+                bridge: Some((bindings.clone(), state)),
+            },
+            // The run finds the collision and reports it.
+            Ok(false) => Spare {
+                rt,
+                context,
+                bridge: None,
+            },
+            // A bridge half installed is not handed on; the run installs
+            // it again and reports what fails.
+            Err(_) => {
+                drop(context);
+                drop(rt);
+                bare_spare(&self.limits)?
+            }
+        });
         Ok(())
+    }
+
+    /// A fresh run state, its CPU clock started now.
+    fn run_state(&self) -> RunState {
+        let clock = Rc::new(CpuClock::start(Duration::from_millis(
+            self.limits.cpu_budget_ms,
+        )));
+        RunState::new(self.limits.clone(), clock, self.next_call_id)
+    }
+
+    /// The engine and run state for a run naming `bindings`, and whether
+    /// the bridge is already installed: the spare when it was built for
+    /// them (its clock started again now), else a bare engine.
+    fn engine_for(
+        &mut self,
+        bindings: &[BindingNamespace],
+    ) -> Result<(Runtime, Context, Rc<RunState>, bool), WorkerError> {
+        let Spare {
+            rt,
+            context,
+            bridge,
+        } = match self.spare.take() {
+            Some(spare) => spare,
+            None => bare_spare(&self.limits)?,
+        };
+        match bridge {
+            Some((built_for, state)) if built_for == bindings => {
+                state.clock.restart();
+                Ok((rt, context, state, true))
+            }
+            // Built for other bindings: this run gets its own engine.
+            Some(_) => {
+                drop(context);
+                drop(rt);
+                let (rt, context) = fresh_engine(&self.limits)?;
+                Ok((rt, context, Rc::new(self.run_state()), false))
+            }
+            None => Ok((rt, context, Rc::new(self.run_state()), false)),
+        }
     }
 
     /// Runs one program to its `Done` frame.
     pub fn run<R: Read>(&mut self, spec: RunSpec, io: &mut Io<R>) -> Result<(), WorkerError> {
-        let (rt, context) = match self.spare.take() {
-            Some(engine) => engine,
-            None => fresh_engine(&self.limits)?,
-        };
-        let clock = Rc::new(CpuClock::start(Duration::from_millis(
-            self.limits.cpu_budget_ms,
-        )));
+        let (rt, context, state, bridged) = self.engine_for(&spec.bindings)?;
+        let clock = state.clock.clone();
         let handler_clock = clock.clone();
         rt.set_interrupt_handler(Some(Box::new(move || handler_clock.check())));
-        let state = Rc::new(RunState::new(
-            self.limits.clone(),
-            clock.clone(),
-            self.next_call_id,
-        ));
 
         let result = context.with(|ctx| {
-            let outcome = drive(&ctx, &state, &self.shortcuts, &spec, io);
+            let outcome = drive(&ctx, &state, &self.shortcuts, &spec, bridged, io);
             // Persistent handles must be gone before the runtime is.
             state.forget_pending();
             outcome
         });
         self.next_call_id = state.next_call_id();
+        self.steady = self.last_bindings.as_ref() == Some(&spec.bindings);
+        self.last_bindings = Some(spec.bindings);
         let cpu_micros = u64::try_from(clock.used().as_micros()).unwrap_or(u64::MAX);
         let done = match result? {
             Finished::Value(text) => protocol::encode_done_value(text.as_deref(), cpu_micros),
@@ -142,6 +227,27 @@ fn failed(kind: FailureKind, message: impl Into<String>) -> Finished {
     }
 }
 
+/// A fresh engine as a spare without a bridge.
+fn bare_spare(limits: &WorkerLimits) -> Result<Spare, WorkerError> {
+    let (rt, context) = fresh_engine(limits)?;
+    Ok(Spare {
+        rt,
+        context,
+        bridge: None,
+    })
+}
+
+/// Whether a binding's global would replace one of the engine's own.
+fn collides(ctx: &Ctx<'_>, bindings: &[BindingNamespace]) -> rquickjs::Result<bool> {
+    let globals = ctx.globals();
+    for ns in bindings {
+        if globals.contains_key(ns.global.as_str())? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 fn fresh_engine(limits: &WorkerLimits) -> Result<(Runtime, Context), WorkerError> {
     let rt = Runtime::new()?;
     rt.set_memory_limit(limits.heap_bytes);
@@ -186,20 +292,23 @@ fn drive<'js, R: Read>(
     state: &Rc<RunState>,
     table: &Rc<ShortcutTable>,
     spec: &RunSpec,
+    bridged: bool,
     io: &mut Io<R>,
 ) -> Result<Finished, WorkerError> {
-    for ns in &spec.bindings {
-        if ctx.globals().contains_key(ns.global.as_str())? {
-            return Ok(failed(
-                FailureKind::Exception,
-                format!(
-                    "binding global `{}` collides with a built-in global",
-                    ns.global
-                ),
-            ));
+    if !bridged {
+        for ns in &spec.bindings {
+            if ctx.globals().contains_key(ns.global.as_str())? {
+                return Ok(failed(
+                    FailureKind::Exception,
+                    format!(
+                        "binding global `{}` collides with a built-in global",
+                        ns.global
+                    ),
+                ));
+            }
         }
+        bridge::install(ctx, state, &spec.bindings)?;
     }
-    bridge::install(ctx, state, &spec.bindings)?;
     let _oom_shape = oom_error_shape(ctx)?;
     if let Err(e) = shortcuts::install(ctx, state, table, &spec.program) {
         return setup_failed(ctx, state, e);
@@ -530,4 +639,107 @@ fn clamp(mut s: String) -> String {
         s.push('…');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Shortcuts;
+    use crate::pool::PoolOptions;
+
+    fn engine(cpu_budget_ms: u64) -> Engine {
+        let mut limits = PoolOptions::new("unused", Vec::<String>::new()).limits();
+        limits.cpu_budget_ms = cpu_budget_ms;
+        Engine::new(limits, ShortcutTable::new(Shortcuts::default()))
+    }
+
+    fn namespace(global: &str) -> Vec<BindingNamespace> {
+        vec![BindingNamespace {
+            global: global.into(),
+            functions: vec!["echo".into()],
+        }]
+    }
+
+    /// As after runs that named `bindings`, the last two alike or not.
+    fn after_runs(engine: &mut Engine, bindings: Vec<BindingNamespace>, steady: bool) {
+        engine.spare = None;
+        engine.last_bindings = Some(bindings);
+        engine.steady = steady;
+        engine.prepare().expect("prepare");
+    }
+
+    /// What `typeof <global>` is in the spare engine's context.
+    fn type_in_spare(engine: &Engine, global: &str) -> String {
+        let spare = engine.spare.as_ref().expect("a spare engine");
+        spare.context.with(|ctx| {
+            ctx.eval::<String, _>(format!("typeof {global}"))
+                .expect("typeof evaluates")
+        })
+    }
+
+    #[test]
+    fn the_next_engine_comes_with_the_last_runs_bridge_installed() {
+        let mut engine = engine(10_000);
+        engine.prepare().expect("prepare");
+        let spare = engine.spare.as_ref().expect("a spare engine");
+        assert!(spare.bridge.is_none(), "no run has named bindings yet");
+        assert_eq!(type_in_spare(&engine, "connecta"), "undefined");
+
+        engine.next_call_id = 42;
+        after_runs(&mut engine, namespace("connecta"), true);
+        let spare = engine.spare.as_ref().expect("a spare engine");
+        let (bindings, state) = spare
+            .bridge
+            .as_ref()
+            .expect("the bridge is installed ahead");
+        assert_eq!(bindings, &namespace("connecta"));
+        assert_eq!(state.next_call_id(), 42, "call ids continue");
+        assert_eq!(type_in_spare(&engine, "connecta"), "object");
+        assert_eq!(type_in_spare(&engine, "console"), "object");
+    }
+
+    #[test]
+    fn bindings_that_change_from_run_to_run_keep_a_bare_engine_ready() {
+        let mut engine = engine(10_000);
+        after_runs(&mut engine, namespace("connecta"), false);
+        assert!(engine.spare.as_ref().expect("spare").bridge.is_none());
+        assert_eq!(type_in_spare(&engine, "connecta"), "undefined");
+        let (.., bridged) = engine.engine_for(&namespace("connecta")).expect("engine");
+        assert!(!bridged, "a run on the bare engine installs its bridge");
+        // Steady bindings get their bridge ahead; a run naming others gets
+        // an engine of its own, without it.
+        after_runs(&mut engine, namespace("connecta"), true);
+        assert!(engine.spare.as_ref().expect("spare").bridge.is_some());
+        let (_, context, _, bridged) = engine.engine_for(&namespace("tools")).expect("engine");
+        assert!(!bridged);
+        let connecta = context.with(|ctx| ctx.eval::<String, _>("typeof connecta"));
+        assert_eq!(connecta.expect("typeof"), "undefined");
+    }
+
+    #[test]
+    fn bindings_that_collide_with_a_builtin_are_left_for_the_run_to_report() {
+        let mut engine = engine(10_000);
+        after_runs(&mut engine, namespace("JSON"), true);
+        let spare = engine.spare.as_ref().expect("a spare engine");
+        assert!(spare.bridge.is_none());
+        assert_eq!(type_in_spare(&engine, "console"), "undefined");
+    }
+
+    #[test]
+    fn a_run_on_an_engine_made_ahead_has_its_whole_cpu_budget() {
+        let mut engine = engine(5);
+        after_runs(&mut engine, namespace("connecta"), true);
+        // The worker's thread works on after the engine was made.
+        let spin = std::time::Instant::now();
+        let made = engine.spare.as_ref().and_then(|s| s.bridge.as_ref());
+        let clock = made.expect("the bridge is installed ahead").1.clock.clone();
+        while clock.used() <= Duration::from_millis(10) {
+            assert!(spin.elapsed() < Duration::from_secs(10), "the clock moves");
+        }
+        assert!(clock.check(), "over its budget before the run");
+        let (.., state, bridged) = engine.engine_for(&namespace("connecta")).expect("engine");
+        assert!(bridged);
+        assert!(!state.clock.exceeded());
+        assert!(state.clock.used() < Duration::from_millis(5));
+    }
 }
