@@ -81,6 +81,8 @@ pub(crate) struct Resolved<'a> {
 pub(crate) struct Dispatched {
     pub connector: Option<String>,
     pub tool_name: String,
+    /// A program's host call takes the result out for the program's value
+    /// and leaves an empty one; the error, if any, stays.
     pub result: Result<ToolResult, ToolError>,
     pub attempts: u32,
     pub started: Instant,

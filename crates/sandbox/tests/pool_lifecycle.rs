@@ -454,10 +454,11 @@ async fn a_missing_worker_binary_fails_start() {
 }
 
 /// P4: a worker builds its next engine with the bridge for the bindings
-/// its last two runs named, when they named the same. A run naming the
-/// same ones gets that engine (its host calls work through it; the fourth
-/// run here); a run naming others gets an engine built for them, and
-/// nothing of the other bindings reaches it (the fifth).
+/// its last two runs named, when they named the same (the fourth run here
+/// is on such an engine: its host call must work through it). A run
+/// naming others gets an engine built for them, and nothing of the other
+/// bindings reaches it (the second and fifth runs; the engine code's unit
+/// tests cover which engine each run gets).
 #[tokio::test]
 async fn p4_a_run_naming_other_bindings_gets_an_engine_built_for_them() {
     let pool = pool().await;

@@ -16,7 +16,6 @@ use async_trait::async_trait;
 use connecta_core::activity::Source;
 use connecta_core::address::format_address;
 use connecta_core::error::{ErrorCode, ToolError, clamp_text};
-use connecta_core::result::ToolResult;
 use connecta_sandbox::{BindingHost, HostError, TypedFailure};
 use connecta_search::{DescribeRequest, SearchRequest, Source as SearchSource, describe};
 use serde::Serialize;
@@ -171,11 +170,11 @@ impl ProgramHost {
                 ask: None,
             };
             let mut d = gateway.dispatch(spec, &ctx).await;
-            // The result is moved into the program's value; the record
-            // below reads only whether the call failed, and how.
-            let result = std::mem::replace(&mut d.result, Ok(ToolResult::default()));
-            let out = match result {
-                Ok(r) => match to_raw_value(&r.into_value()) {
+            // The result is moved into the program's value (an empty one is
+            // left behind); the record below reads only whether the call
+            // failed, and how.
+            let out = match &mut d.result {
+                Ok(r) => match to_raw_value(&std::mem::take(r).into_value()) {
                     Ok(text) if text.get().len() <= limit => Ok(text),
                     Ok(text) => {
                         // L6: names the address the program called.
@@ -193,10 +192,7 @@ impl ProgramHost {
                     }
                     Err(e) => Err(unserializable(e)),
                 },
-                Err(e) => {
-                    d.result = Err(e.clone());
-                    Err(e)
-                }
+                Err(e) => Err(e.clone()),
             };
             gateway.record(&ctx, &d, Source::ExecuteCode, None);
             (out, d)

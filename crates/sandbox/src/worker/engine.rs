@@ -162,6 +162,13 @@ impl Engine {
         }
     }
 
+    /// Remembers the bindings a run named, and whether the run before named
+    /// the same: what the next engine is built for.
+    fn note_bindings(&mut self, bindings: Vec<BindingNamespace>) {
+        self.steady = self.last_bindings.as_ref() == Some(&bindings);
+        self.last_bindings = Some(bindings);
+    }
+
     /// Runs one program to its `Done` frame.
     pub fn run<R: Read>(&mut self, spec: RunSpec, io: &mut Io<R>) -> Result<(), WorkerError> {
         let (rt, context, state, bridged) = self.engine_for(&spec.bindings)?;
@@ -176,8 +183,7 @@ impl Engine {
             outcome
         });
         self.next_call_id = state.next_call_id();
-        self.steady = self.last_bindings.as_ref() == Some(&spec.bindings);
-        self.last_bindings = Some(spec.bindings);
+        self.note_bindings(spec.bindings);
         let cpu_micros = u64::try_from(clock.used().as_micros()).unwrap_or(u64::MAX);
         let done = match result? {
             Finished::Value(text) => protocol::encode_done_value(text.as_deref(), cpu_micros),
@@ -714,6 +720,24 @@ mod tests {
         assert!(!bridged);
         let connecta = context.with(|ctx| ctx.eval::<String, _>("typeof connecta"));
         assert_eq!(connecta.expect("typeof"), "undefined");
+    }
+
+    #[test]
+    fn only_bindings_two_runs_named_alike_are_prepared() {
+        let mut engine = engine(10_000);
+        let mut after = |bindings: &str| {
+            engine.note_bindings(namespace(bindings));
+            engine.spare = None;
+            engine.prepare().expect("prepare");
+            engine.spare.as_ref().expect("spare").bridge.is_some()
+        };
+        assert!(!after("connecta"), "one run says nothing yet");
+        assert!(after("connecta"));
+        assert!(after("connecta"));
+        assert!(!after("tools"), "a change keeps a bare engine ready");
+        assert!(!after("connecta"));
+        assert!(!after("tools"));
+        assert!(after("tools"));
     }
 
     #[test]
