@@ -71,7 +71,10 @@ impl FramingLimits {
 /// The `/mcp` service: rmcp's, with the framing and admission above.
 #[derive(Clone)]
 pub(crate) struct Framing<S> {
-    inner: S,
+    /// Shared, not cloned with the framing for each request: rmcp's service
+    /// copies its configuration (the allowed hosts, one string each) when
+    /// cloned, which only the requests it serves need.
+    inner: Arc<S>,
     admission: Arc<RequestAdmission>,
     limits: FramingLimits,
     /// See `AppState::release_memory`.
@@ -90,7 +93,7 @@ impl<S> Framing<S> {
         direct: Option<DirectCalls>,
     ) -> Self {
         Self {
-            inner,
+            inner: Arc::new(inner),
             admission,
             limits,
             release_memory,
@@ -101,7 +104,11 @@ impl<S> Framing<S> {
 
 impl<S, B> Service<Request<Body>> for Framing<S>
 where
-    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
     S::Future: Send,
     B: HttpBody<Data = Bytes> + Send + 'static,
     B::Error: Into<axum::BoxError>,
@@ -111,7 +118,8 @@ where
     type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        // Each call clones the inner service, which is always ready.
+        // Each request forwarded clones the inner service, which is always
+        // ready.
         Poll::Ready(Ok(()))
     }
 
@@ -123,7 +131,11 @@ where
 
 impl<S, B> Framing<S>
 where
-    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
     S::Future: Send,
     B: HttpBody<Data = Bytes> + Send + 'static,
     B::Error: Into<axum::BoxError>,
@@ -133,7 +145,7 @@ where
             let Ok(_slot) = self.admission.admit_one().await else {
                 return self.admission.overloaded(Value::Null);
             };
-            return forward(self.inner, request).await;
+            return forward(S::clone(&self.inner), request).await;
         }
         let mut request = request;
         let accepts = Accepts::of(request.headers());
@@ -178,8 +190,14 @@ where
             });
         if json_body && first_byte(&bytes) == Some(b'[') {
             drop(pending);
-            let (response, gathered) =
-                crate::batch::batch(self.inner, &self.admission, self.limits, parts, bytes).await;
+            let (response, gathered) = crate::batch::batch(
+                S::clone(&self.inner),
+                &self.admission,
+                self.limits,
+                parts,
+                bytes,
+            )
+            .await;
             if gathered >= RELEASE_AFTER_BYTES
                 && let Some(release) = self.release_memory
             {
@@ -199,9 +217,9 @@ where
         }
         let request = Request::from_parts(parts, Body::from(bytes.clone()));
         if !json_body {
-            return forward(self.inner, request).await;
+            return forward(S::clone(&self.inner), request).await;
         }
-        let response = forward(self.inner, request).await;
+        let response = forward(S::clone(&self.inner), request).await;
         if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
             && let Some(error) = unreadable(&bytes)
         {

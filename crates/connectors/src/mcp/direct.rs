@@ -305,33 +305,26 @@ impl Direct {
         // rmcp numbers its own requests on the session; these never meet them.
         let id = NumberOrString::String(Arc::from(format!("connecta-{n}")));
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let message = ClientJsonRpcMessage::request(request, id.clone());
+        // Serialized before the first await, so the message is not kept in
+        // the call's future (every call in flight holds one).
+        let body = match serde_json::to_vec(&message) {
+            Ok(body) => body,
+            Err(e) => return Some(Err(transport_error(StreamableHttpError::Deserialize(e)))),
+        };
+        drop(message);
         let mut pending = Pending {
             direct: self.clone(),
             session: session.clone(),
             id: Some(id.clone()),
         };
-        let outcome = self
-            .exchange(
-                ClientJsonRpcMessage::request(request, id.clone()),
-                &id,
-                session,
-            )
-            .await;
+        let outcome = self.exchange(body, &id, session).await;
         // Answered, refused or lost with its connection: nothing to cancel.
         pending.id = None;
         outcome
     }
 
-    async fn exchange(
-        &self,
-        message: ClientJsonRpcMessage,
-        id: &RequestId,
-        session: Option<Arc<str>>,
-    ) -> Answer {
-        let body = match serde_json::to_vec(&message) {
-            Ok(body) => body,
-            Err(e) => return Some(Err(transport_error(StreamableHttpError::Deserialize(e)))),
-        };
+    async fn exchange(&self, body: Vec<u8>, id: &RequestId, session: Option<Arc<str>>) -> Answer {
         let posted = {
             let Ok(_slot) = self.posts.acquire().await else {
                 return None;
@@ -343,13 +336,15 @@ impl Direct {
             Ok(Posted::Json(body)) => {
                 let answer = match read_message(&body, id) {
                     Ok(Read::Answer(r)) => Some(Ok(CallToolResponse::Complete(r))),
-                    Ok(Read::Other(message)) => self.answer_of(*message, id, &session).await,
+                    Ok(Read::Other(message)) => {
+                        Box::pin(self.answer_of(*message, id, &session)).await
+                    }
                     Err(e) => return Some(Err(transport_error(unreadable(&e, &body)))),
                 };
                 return Some(answer.unwrap_or(Err(ServiceError::UnexpectedResponse)));
             }
             Ok(Posted::Error(message)) => {
-                let answer = self.answer_of(*message, id, &session).await;
+                let answer = Box::pin(self.answer_of(*message, id, &session)).await;
                 return Some(answer.unwrap_or(Err(ServiceError::UnexpectedResponse)));
             }
             Ok(Posted::Stream(stream)) => stream,
@@ -400,7 +395,7 @@ impl Direct {
                             continue;
                         }
                     };
-                    if let Some(answer) = self.answer_of(message, id, session).await {
+                    if let Some(answer) = Box::pin(self.answer_of(message, id, session)).await {
                         return answer;
                     }
                     continue;
@@ -430,7 +425,7 @@ impl Direct {
             let Some(wait) = wait else {
                 return Err(transport_error(StreamableHttpError::UnexpectedEndOfStream));
             };
-            stream = self.resume(&last, session, wait, server_retry).await?;
+            stream = Box::pin(self.resume(&last, session, wait, server_retry)).await?;
             fresh = 0;
         }
     }
@@ -495,7 +490,7 @@ impl Direct {
                 };
                 // A reply the downstream cannot take leaves it to end the
                 // call as it sees fit; the call's own answer still decides.
-                self.control(reply, session.clone()).await;
+                Box::pin(self.control(reply, session.clone())).await;
                 None
             }
             _ => None,

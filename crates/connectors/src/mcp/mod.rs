@@ -443,7 +443,7 @@ impl McpConnector {
             {
                 return answer;
             }
-            session.peer.call_tool_once(params).await
+            Box::pin(session.peer.call_tool_once(params)).await
         };
         let refused_before = self.shared.refused_elicitations.load(Ordering::SeqCst);
         // A call that failed after the downstream asked for input (refused
@@ -483,4 +483,34 @@ impl McpConnector {
 /// is missing.
 fn is_forbidden(e: &ToolError) -> bool {
     e.details.get("httpStatus").and_then(Value::as_u64) == Some(403)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every call in flight holds this future, and it is moved into a box
+    /// when the call starts: the rare routes (the downstream's own
+    /// requests mid-call, a resumed event stream, rmcp's route) are boxed
+    /// where they are taken so that a plain call does not carry their
+    /// space. Before they were, it was 7,928 bytes in a debug build.
+    #[test]
+    fn a_call_future_does_not_carry_the_rare_routes() {
+        let connector = McpConnector::new(
+            "sized",
+            McpTransport::Http {
+                url: "http://127.0.0.1:1/mcp".into(),
+                headers: Default::default(),
+            },
+            McpOptions::default(),
+        );
+        let options = CallOptions {
+            timeout: Duration::from_secs(1),
+            cancel: CancellationToken::new(),
+        };
+        let call = connector.call_inner("tool", Map::new(), options);
+        let size = std::mem::size_of_val(&call);
+        eprintln!("call_inner future: {size} bytes");
+        assert!(size <= 3 * 1024, "the call future is {size} bytes");
+    }
 }
