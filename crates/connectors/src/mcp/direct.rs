@@ -305,14 +305,13 @@ impl Direct {
         // rmcp numbers its own requests on the session; these never meet them.
         let id = NumberOrString::String(Arc::from(format!("connecta-{n}")));
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let message = ClientJsonRpcMessage::request(request, id.clone());
-        // Serialized before the first await, so the message is not kept in
-        // the call's future (every call in flight holds one).
-        let body = match serde_json::to_vec(&message) {
+        // Serialized before the first await, and the message a temporary,
+        // so that it takes no room in the call's future (a named local
+        // would, borrowed, until the end of its scope).
+        let body = match serde_json::to_vec(&ClientJsonRpcMessage::request(request, id.clone())) {
             Ok(body) => body,
             Err(e) => return Some(Err(transport_error(StreamableHttpError::Deserialize(e)))),
         };
-        drop(message);
         let mut pending = Pending {
             direct: self.clone(),
             session: session.clone(),
@@ -425,7 +424,7 @@ impl Direct {
             let Some(wait) = wait else {
                 return Err(transport_error(StreamableHttpError::UnexpectedEndOfStream));
             };
-            stream = Box::pin(self.resume(&last, session, wait, server_retry)).await?;
+            stream = self.resume(&last, session, wait, server_retry).await?;
             fresh = 0;
         }
     }
@@ -490,7 +489,7 @@ impl Direct {
                 };
                 // A reply the downstream cannot take leaves it to end the
                 // call as it sees fit; the call's own answer still decides.
-                Box::pin(self.control(reply, session.clone())).await;
+                self.control(reply, session.clone()).await;
                 None
             }
             _ => None,
