@@ -81,20 +81,6 @@ async fn rss_returns_near(gw: &Gateway, before: u64, peak: u64) {
     }
 }
 
-/// The counter `name` from `/metrics`.
-async fn metric(gw: &Gateway, name: &str) -> u64 {
-    let text = reqwest::get(format!("{}/metrics", gw.base()))
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in /metrics:\n{text}"))
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_ten_thousand_message_batch_keeps_rss_under_100_mb_and_gives_it_back() {
     let gw = Gateway::start(&demo_connector());

@@ -567,7 +567,37 @@ pub async fn one_slot_taken(
         let r = call(&client, "call_tool", args).await;
         (client, r)
     });
+    // Returned only once the call holds the slot: a request of the
+    // caller's sent before that could take the slot first and have the
+    // hanging call refused instead.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while metric(&gw, "connecta_request_permits_available").await != 0 {
+        assert!(
+            !busy.is_finished(),
+            "the hanging call ended without the slot"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "the hanging call never took the slot"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     (gw, busy)
+}
+
+/// The counter or gauge `name` from `/metrics` (served outside `/mcp`'s
+/// admission).
+pub async fn metric(gw: &Gateway, name: &str) -> u64 {
+    let text = reqwest::get(format!("{}/metrics", gw.base()))
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in /metrics:\n{text}"))
 }
 
 /// Activity events (newest first) as JSON, read through the CLI.
