@@ -66,17 +66,7 @@ fn tool_result(status: u16, body: &str) -> (Value, bool) {
 async fn wait_admitted(gw: &Gateway, n: u64) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let text = reqwest::get(format!("{}/metrics", gw.base()))
-            .await
-            .expect("metrics")
-            .text()
-            .await
-            .expect("metrics body");
-        let admitted = text
-            .lines()
-            .find_map(|l| l.strip_prefix("connecta_requests_admitted_total "))
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(0);
+        let admitted = metric(gw, "connecta_requests_admitted_total").await;
         if admitted >= n {
             return;
         }
