@@ -29,12 +29,7 @@ async fn health_and_doctor_report_a_working_deployment() {
         out.contains("call_tool: demo.") && out.contains("looks healthy"),
         "{out}"
     );
-    let metrics = reqwest::get(format!("{}/metrics", gw.base()))
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = metrics_text(&gw).await;
     assert!(
         metrics.contains("connecta_connector_ready{connector=\"demo\"} 1"),
         "{metrics}"

@@ -181,12 +181,7 @@ async fn histograms_count_the_calls_made_by_connector_tool_and_outcome() {
     let (v, err) = program(&client, "async () => { throw new Error('no'); }").await;
     assert!(err, "{v}");
 
-    let text = reqwest::get(format!("{}/metrics", gw.base()))
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let text = metrics_text(&gw).await;
     let (types, samples) = parse(&text);
     for h in [
         "connecta_request_duration_seconds",

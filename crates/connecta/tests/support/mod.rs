@@ -585,15 +585,19 @@ pub async fn one_slot_taken(
     (gw, busy)
 }
 
-/// The counter or gauge `name` from `/metrics` (served outside `/mcp`'s
-/// admission).
-pub async fn metric(gw: &Gateway, name: &str) -> u64 {
-    let text = reqwest::get(format!("{}/metrics", gw.base()))
+/// The gateway's `/metrics` text (served outside `/mcp`'s admission).
+pub async fn metrics_text(gw: &Gateway) -> String {
+    reqwest::get(format!("{}/metrics", gw.base()))
         .await
         .expect("metrics")
         .text()
         .await
-        .expect("text");
+        .expect("text")
+}
+
+/// The counter or gauge `name` from `/metrics`.
+pub async fn metric(gw: &Gateway, name: &str) -> u64 {
+    let text = metrics_text(gw).await;
     text.lines()
         .find_map(|l| l.strip_prefix(&format!("{name} ")))
         .and_then(|v| v.trim().parse().ok())
