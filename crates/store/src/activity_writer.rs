@@ -24,10 +24,13 @@ const BATCH: usize = 512;
 /// How long the writer waits after an event for more to join its write.
 /// A write of one event costs the store a transaction (a WAL frame, a commit
 /// and a round trip to SQLite's thread: about 40% of the gateway's CPU per
-/// call at one call in flight, docs/performance.md); a few milliseconds of
-/// waiting turn those into one write per batch. A flush or a full batch ends
-/// the wait.
-const LINGER: Duration = Duration::from_millis(10);
+/// call at one call in flight, docs/performance.md); waiting turns those
+/// into one write per batch. Most of a write's cost is per write, not per
+/// event: at one call in flight 50 ms rather than 10 halved SQLite's thread
+/// time per call and took a third of a context switch off each call
+/// (docs/performance.md, "The activity log's writes"). A flush or a full
+/// batch ends the wait.
+const LINGER: Duration = Duration::from_millis(50);
 
 enum Msg {
     Event(Box<ActivityEvent>),

@@ -144,6 +144,13 @@ impl PgStore {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+
+    /// The connection activity is appended on: any of the pool's.
+    async fn activity_connection(
+        &self,
+    ) -> Result<sqlx::pool::PoolConnection<Postgres>, sqlx::Error> {
+        self.pool.acquire().await
+    }
 }
 
 impl_store!(PgStore, Postgres, PgRow, "postgres", crate::sql::dollar);

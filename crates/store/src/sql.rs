@@ -263,7 +263,8 @@ macro_rules! impl_store {
                 if events.is_empty() {
                     return Ok(());
                 }
-                let mut tx = self.pool.begin().await?;
+                let mut connection = self.activity_connection().await?;
+                let mut tx = sqlx::Connection::begin(&mut *connection).await?;
                 // One multi-row INSERT per chunk (SQLite allows 32,766 bound
                 // variables), of a few sizes only (`INSERT_ROWS`).
                 for chunk in $crate::sql::insert_chunks(events) {

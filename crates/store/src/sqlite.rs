@@ -2,6 +2,7 @@
 //! first run, migrated at open.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -10,10 +11,11 @@ use connecta_core::activity::{
 };
 use connecta_core::error::ErrorCode;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteRow, SqliteSynchronous,
 };
-use sqlx::{QueryBuilder, Row, Sqlite};
+use sqlx::{ConnectOptions, Connection, QueryBuilder, Row, Sqlite};
+use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
 
 use crate::migrate::Migration;
 use crate::{
@@ -125,6 +127,10 @@ CREATE INDEX approval_by_status ON approval (status, created_at_ms);
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// The activity writer's own connection, so that its page cache stays
+    /// valid from one batch to the next (see [`SqliteStore::activity_connection`]);
+    /// `None` once the store is closed.
+    activity: Arc<Mutex<Option<SqliteConnection>>>,
     path: PathBuf,
 }
 
@@ -157,9 +163,18 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true);
-        let pool = connect_waiting_for_others(options).await?;
-        let store = SqliteStore { pool, path };
+        let pool = connect_waiting_for_others(options.clone()).await?;
+        let store = SqliteStore {
+            pool,
+            activity: Arc::new(Mutex::new(None)),
+            path,
+        };
         store.migrate().await?;
+        // The writer needs only the right edge of the activity table and
+        // its indexes; a cache of SQLite's default size (2 MB) would fill
+        // with every page it ever wrote.
+        let writer = options.pragma("cache_size", WRITER_CACHE_KIB);
+        *store.activity.lock().await = Some(writer.connect().await?);
         for file in db_files(&store.path) {
             crate::private_files::restrict_file(&file).map_err(data_dir_error)?;
         }
@@ -186,9 +201,29 @@ impl SqliteStore {
     }
 
     pub async fn close(&self) {
+        if let Some(connection) = self.activity.lock().await.take() {
+            let _ = connection.close().await;
+        }
         self.pool.close().await;
     }
+
+    /// The connection activity is appended on. SQLite drops a connection's
+    /// whole page cache when another connection wrote since its last
+    /// transaction, and the pool hands its connections out in turn: appends
+    /// on pooled connections read the activity table's last pages back
+    /// (about ten reads per append) and each pooled connection cached them
+    /// again. One writer's own connection keeps them.
+    async fn activity_connection(
+        &self,
+    ) -> Result<MappedMutexGuard<'_, SqliteConnection>, sqlx::Error> {
+        MutexGuard::try_map(self.activity.lock().await, Option::as_mut)
+            .map_err(|_| sqlx::Error::PoolClosed)
+    }
 }
+
+/// The activity writer's page cache, in KiB (SQLite's negative
+/// `cache_size`): 64 pages.
+const WRITER_CACHE_KIB: &str = "-256";
 
 /// How long a statement waits for another connection's lock, and how long
 /// an open waits for other processes opening the same fresh file.
@@ -213,6 +248,10 @@ async fn connect_waiting_for_others(
             SqlitePoolOptions::new()
                 .max_connections(4)
                 .min_connections(1)
+                // A ping before each use is a round trip to the
+                // connection's thread; a connection to a local file does
+                // not go stale the way a network one does.
+                .test_before_acquire(false)
                 .connect_with(options.clone()),
         )
         .await
@@ -255,3 +294,105 @@ impl_store!(
     "sqlite",
     crate::sql::question
 );
+
+#[cfg(test)]
+mod tests {
+    use connecta_core::activity::{Actor, CallRecord};
+
+    use super::*;
+    use crate::Store;
+
+    fn events(from: usize, n: usize) -> Vec<ActivityEvent> {
+        (from..from + n)
+            .map(|i| {
+                ActivityEvent::new(
+                    format!("ev-{i:06}"),
+                    1_000 + i as i64,
+                    "req-1",
+                    &Actor::anonymous(),
+                    CallRecord {
+                        connector_id: "notes",
+                        tool_name: "get_note",
+                        source: Source::CallTool,
+                        duration_ms: 3,
+                        attempts: 1,
+                        error_code: None,
+                        friction: None,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// Bytes SQLite's connection threads in this process have read through
+    /// read-like system calls (its pages, from the database and the WAL).
+    fn bytes_sqlite_read() -> u64 {
+        let mut total = 0;
+        for task in std::fs::read_dir("/proc/self/task")
+            .expect("tasks")
+            .flatten()
+        {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if !comm.starts_with("sqlx-sqlite") {
+                continue;
+            }
+            let io = std::fs::read_to_string(task.path().join("io")).unwrap_or_default();
+            total += io
+                .lines()
+                .find_map(|l| l.strip_prefix("rchar: "))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        total
+    }
+
+    /// A busy gateway's pool holds all its connections and hands them out
+    /// in turn. Appends on them read the table's last pages back each time
+    /// (another connection wrote since); on the writer's own connection
+    /// they stay cached.
+    #[tokio::test]
+    async fn activity_appends_keep_their_pages_cached_between_batches() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(dir.path()).await.expect("open");
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            held.push(store.pool.acquire().await.expect("connection"));
+        }
+        drop(held);
+        for batch in 0..20 {
+            store
+                .activity_append(&events(batch * 100, 100))
+                .await
+                .expect("append");
+        }
+        // 60 appends write several times the writer's cache: what it
+        // evicts is never needed again.
+        let before = bytes_sqlite_read();
+        for batch in 0..60 {
+            store
+                .activity_append(&events(2_000 + batch * 50, 50))
+                .await
+                .expect("append");
+        }
+        let pages = (bytes_sqlite_read() - before) / 4096;
+        assert!(pages < 10, "60 appends read {pages} pages back");
+        let page = store
+            .activity_list(&crate::ActivityQuery {
+                limit: 5,
+                ..Default::default()
+            })
+            .await
+            .expect("list");
+        assert_eq!(page.first().map(|e| e.id.as_str()), Some("ev-004999"));
+    }
+
+    /// A closed store refuses appends instead of writing through a
+    /// connection it no longer owns.
+    #[tokio::test]
+    async fn a_closed_store_refuses_activity() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(dir.path()).await.expect("open");
+        store.close().await;
+        assert!(store.activity_append(&events(0, 1)).await.is_err());
+    }
+}
