@@ -13,7 +13,7 @@ most instructions themselves. Callgrind counts each byte a `rep movsb`
 copies as an instruction: compare builds by these counts, not time.
 
 Usage: python3 scripts/callgrind_call.py TARGET_DIR [direct|program]
-       [--calls N] [--warm N] [--top N]
+       [--calls N] [--warm N] [--top N] [--keep FILE]
 Run through scripts/callgrind-call, which builds the release binaries
 first. Needs valgrind (with callgrind_control) and python3.
 """
@@ -24,6 +24,7 @@ import http.client
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -85,6 +86,8 @@ def main():
     p.add_argument("--calls", type=int, default=1000)
     p.add_argument("--warm", type=int, default=300)
     p.add_argument("--top", type=int, default=25)
+    p.add_argument("--keep", metavar="FILE",
+                   help="copy callgrind's dump here (for callgrind_annotate)")
     args = p.parse_args()
     binary = os.path.abspath(os.path.join(args.target_dir, "connecta"))
     bench = os.path.abspath(os.path.join(args.target_dir, "connecta-bench"))
@@ -119,6 +122,8 @@ def main():
             if not dumps:
                 sys.exit("callgrind wrote no dump:\n" + tail(log))
             cost = self_costs(dumps[-1])
+            if args.keep:
+                shutil.copyfile(dumps[-1], args.keep)
         finally:
             if ready is not None:
                 try:
