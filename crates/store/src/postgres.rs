@@ -151,6 +151,9 @@ impl PgStore {
     ) -> Result<sqlx::pool::PoolConnection<Postgres>, sqlx::Error> {
         self.pool.acquire().await
     }
+
+    /// An append failed: the pool replaces a connection it finds broken.
+    async fn activity_failed(&self) {}
 }
 
 impl_store!(PgStore, Postgres, PgRow, "postgres", crate::sql::dollar);

@@ -263,45 +263,52 @@ macro_rules! impl_store {
                 if events.is_empty() {
                     return Ok(());
                 }
-                let mut connection = self.activity_connection().await?;
-                let mut tx = sqlx::Connection::begin(&mut *connection).await?;
-                // One multi-row INSERT per chunk (SQLite allows 32,766 bound
-                // variables), of a few sizes only (`INSERT_ROWS`).
-                for chunk in $crate::sql::insert_chunks(events) {
-                    let mut qb: QueryBuilder<$db> = QueryBuilder::new(concat!(
-                        "INSERT INTO activity (",
-                        activity_columns!(),
-                        ") "
-                    ));
-                    qb.push_values(chunk, |mut b, e| {
-                        b.push_bind(&e.id)
-                            .push_bind(e.occurred_at_ms)
-                            .push_bind(&e.request_id)
-                            .push_bind(&e.actor.kind)
-                            .push_bind(&e.actor.id)
-                            .push_bind(&e.connector_id)
-                            .push_bind(&e.tool_name)
-                            .push_bind(&e.address)
-                            .push_bind(e.source.as_str())
-                            .push_bind(e.outcome.as_str())
-                            .push_bind(e.duration_ms.min(i64::MAX as u64) as i64)
-                            .push_bind(i64::from(e.attempts))
-                            .push_bind(e.error_code.map(ErrorCode::as_str))
-                            .push_bind(e.friction.map(Friction::as_str))
-                            .push_bind(e.kind.as_str())
-                            .push_bind(e.approval.as_ref().map(|a| a.id.clone()))
-                            .push_bind(
-                                e.approval
-                                    .as_ref()
-                                    .and_then(|a| a.decision.map(ApprovalDecision::as_str)),
-                            )
-                            .push_bind(e.approval.as_ref().and_then(|a| a.decided_by.clone()));
-                    });
-                    qb.push(" ON CONFLICT (id) DO NOTHING");
-                    qb.build().execute(&mut *tx).await?;
+                let appended = async {
+                    let mut connection = self.activity_connection().await?;
+                    let mut tx = sqlx::Connection::begin(&mut *connection).await?;
+                    // One multi-row INSERT per chunk (SQLite allows 32,766 bound
+                    // variables), of a few sizes only (`INSERT_ROWS`).
+                    for chunk in $crate::sql::insert_chunks(events) {
+                        let mut qb: QueryBuilder<$db> = QueryBuilder::new(concat!(
+                            "INSERT INTO activity (",
+                            activity_columns!(),
+                            ") "
+                        ));
+                        qb.push_values(chunk, |mut b, e| {
+                            b.push_bind(&e.id)
+                                .push_bind(e.occurred_at_ms)
+                                .push_bind(&e.request_id)
+                                .push_bind(&e.actor.kind)
+                                .push_bind(&e.actor.id)
+                                .push_bind(&e.connector_id)
+                                .push_bind(&e.tool_name)
+                                .push_bind(&e.address)
+                                .push_bind(e.source.as_str())
+                                .push_bind(e.outcome.as_str())
+                                .push_bind(e.duration_ms.min(i64::MAX as u64) as i64)
+                                .push_bind(i64::from(e.attempts))
+                                .push_bind(e.error_code.map(ErrorCode::as_str))
+                                .push_bind(e.friction.map(Friction::as_str))
+                                .push_bind(e.kind.as_str())
+                                .push_bind(e.approval.as_ref().map(|a| a.id.clone()))
+                                .push_bind(
+                                    e.approval
+                                        .as_ref()
+                                        .and_then(|a| a.decision.map(ApprovalDecision::as_str)),
+                                )
+                                .push_bind(e.approval.as_ref().and_then(|a| a.decided_by.clone()));
+                        });
+                        qb.push(" ON CONFLICT (id) DO NOTHING");
+                        qb.build().execute(&mut *tx).await?;
+                    }
+                    tx.commit().await?;
+                    Ok::<(), StoreError>(())
                 }
-                tx.commit().await?;
-                Ok(())
+                .await;
+                if appended.is_err() {
+                    self.activity_failed().await;
+                }
+                appended
             }
 
             async fn activity_list(&self, q: &ActivityQuery) -> Result<Vec<ActivityEvent>, StoreError> {

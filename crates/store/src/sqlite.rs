@@ -127,11 +127,19 @@ CREATE INDEX approval_by_status ON approval (status, created_at_ms);
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
-    /// The activity writer's own connection, so that its page cache stays
-    /// valid from one batch to the next (see [`SqliteStore::activity_connection`]);
-    /// `None` once the store is closed.
-    activity: Arc<Mutex<Option<SqliteConnection>>>,
+    /// The activity writer's own connection (see
+    /// [`SqliteStore::activity_connection`]).
+    activity: Arc<Mutex<Writer>>,
     path: PathBuf,
+}
+
+/// The activity writer's connection: opened at the first append, and
+/// again after an append failed.
+#[derive(Debug)]
+struct Writer {
+    options: SqliteConnectOptions,
+    connection: Option<SqliteConnection>,
+    closed: bool,
 }
 
 impl SqliteStore {
@@ -164,17 +172,20 @@ impl SqliteStore {
             .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true);
         let pool = connect_waiting_for_others(options.clone()).await?;
+        // The writer needs only the last pages of the activity table and
+        // its indexes; a cache of SQLite's default size (2 MB) would fill
+        // with every page it ever wrote.
+        let writer = Writer {
+            options: options.pragma("cache_size", WRITER_CACHE_KIB),
+            connection: None,
+            closed: false,
+        };
         let store = SqliteStore {
             pool,
-            activity: Arc::new(Mutex::new(None)),
+            activity: Arc::new(Mutex::new(writer)),
             path,
         };
         store.migrate().await?;
-        // The writer needs only the right edge of the activity table and
-        // its indexes; a cache of SQLite's default size (2 MB) would fill
-        // with every page it ever wrote.
-        let writer = options.pragma("cache_size", WRITER_CACHE_KIB);
-        *store.activity.lock().await = Some(writer.connect().await?);
         for file in db_files(&store.path) {
             crate::private_files::restrict_file(&file).map_err(data_dir_error)?;
         }
@@ -201,23 +212,46 @@ impl SqliteStore {
     }
 
     pub async fn close(&self) {
-        if let Some(connection) = self.activity.lock().await.take() {
+        let mut writer = self.activity.lock().await;
+        writer.closed = true;
+        if let Some(connection) = writer.connection.take() {
             let _ = connection.close().await;
         }
+        drop(writer);
         self.pool.close().await;
     }
 
-    /// The connection activity is appended on. SQLite drops a connection's
-    /// whole page cache when another connection wrote since its last
-    /// transaction, and the pool hands its connections out in turn: appends
-    /// on pooled connections read the activity table's last pages back
-    /// (about ten reads per append) and each pooled connection cached them
-    /// again. One writer's own connection keeps them.
+    /// The connection activity is appended on, opened if there is none.
+    /// SQLite drops a connection's whole page cache when another connection
+    /// wrote since its last transaction, and the pool hands its connections
+    /// out in turn: appends on pooled connections read the activity table's
+    /// last pages back (about ten reads per append) and each pooled
+    /// connection cached them again. The writer's own connection keeps them
+    /// while nothing else writes between its appends.
     async fn activity_connection(
         &self,
     ) -> Result<MappedMutexGuard<'_, SqliteConnection>, sqlx::Error> {
-        MutexGuard::try_map(self.activity.lock().await, Option::as_mut)
-            .map_err(|_| sqlx::Error::PoolClosed)
+        let mut writer = self.activity.lock().await;
+        if writer.closed {
+            return Err(sqlx::Error::PoolClosed);
+        }
+        if writer.connection.is_none() {
+            writer.connection = Some(writer.options.connect().await?);
+        }
+        MutexGuard::try_map(writer, |w| w.connection.as_mut()).map_err(|_| sqlx::Error::PoolClosed)
+    }
+
+    /// An append failed: the next one gets a new connection. SQLite ends
+    /// the transaction itself on some errors (a full disk, an I/O error),
+    /// sqlx's rollback then fails and it keeps counting the transaction as
+    /// open, so every later append would nest in a transaction that never
+    /// commits and hold the database's write lock; a pooled connection is
+    /// replaced in time, this one would not be.
+    async fn activity_failed(&self) {
+        let connection = self.activity.lock().await.connection.take();
+        if let Some(connection) = connection {
+            let _ = connection.close().await;
+        }
     }
 }
 
@@ -326,8 +360,9 @@ mod tests {
 
     /// Bytes SQLite's connection threads in this process have read through
     /// read-like system calls (its pages, from the database and the WAL).
+    /// Fails when there are no such threads or their counts cannot be read.
     fn bytes_sqlite_read() -> u64 {
-        let mut total = 0;
+        let (mut total, mut threads) = (0, 0);
         for task in std::fs::read_dir("/proc/self/task")
             .expect("tasks")
             .flatten()
@@ -336,13 +371,15 @@ mod tests {
             if !comm.starts_with("sqlx-sqlite") {
                 continue;
             }
-            let io = std::fs::read_to_string(task.path().join("io")).unwrap_or_default();
+            let io = std::fs::read_to_string(task.path().join("io")).expect("the thread's io");
             total += io
                 .lines()
                 .find_map(|l| l.strip_prefix("rchar: "))
                 .and_then(|v| v.trim().parse::<u64>().ok())
-                .unwrap_or(0);
+                .expect("rchar");
+            threads += 1;
         }
+        assert!(threads > 0, "no SQLite connection thread found");
         total
     }
 
@@ -365,16 +402,22 @@ mod tests {
                 .await
                 .expect("append");
         }
+        // No checkpoint in the middle (it would read the WAL back).
+        sqlx::raw_sql("PRAGMA wal_autocheckpoint = 0")
+            .execute(&mut *store.activity_connection().await.expect("writer"))
+            .await
+            .expect("pragma");
         // 60 appends write several times the writer's cache: what it
         // evicts is never needed again.
         let before = bytes_sqlite_read();
+        assert!(before > 0, "SQLite read nothing while it opened the store");
         for batch in 0..60 {
             store
                 .activity_append(&events(2_000 + batch * 50, 50))
                 .await
                 .expect("append");
         }
-        let pages = (bytes_sqlite_read() - before) / 4096;
+        let pages = bytes_sqlite_read().saturating_sub(before) / 4096;
         assert!(pages < 10, "60 appends read {pages} pages back");
         let page = store
             .activity_list(&crate::ActivityQuery {
@@ -386,8 +429,36 @@ mod tests {
         assert_eq!(page.first().map(|e| e.id.as_str()), Some("ev-004999"));
     }
 
-    /// A closed store refuses appends instead of writing through a
-    /// connection it no longer owns.
+    /// A writer's connection left inside a transaction (as SQLite leaves it
+    /// after ending one itself on a full disk, with sqlx still counting it
+    /// open) fails its next append and is replaced: the append after that
+    /// is written, instead of every later one failing.
+    #[tokio::test]
+    async fn a_failed_append_gets_the_next_one_a_new_connection() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(dir.path()).await.expect("open");
+        store.activity_append(&events(0, 1)).await.expect("append");
+        sqlx::raw_sql("BEGIN")
+            .execute(&mut *store.activity_connection().await.expect("writer"))
+            .await
+            .expect("begin");
+        assert!(store.activity_append(&events(1, 1)).await.is_err());
+        store.activity_append(&events(2, 1)).await.expect("append");
+        let ids: Vec<String> = store
+            .activity_list(&crate::ActivityQuery {
+                limit: 10,
+                ..Default::default()
+            })
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(ids, ["ev-000002", "ev-000000"]);
+    }
+
+    /// A closed store refuses appends instead of opening a connection
+    /// again.
     #[tokio::test]
     async fn a_closed_store_refuses_activity() {
         let dir = tempfile::tempdir().expect("tempdir");
