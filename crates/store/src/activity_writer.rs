@@ -181,7 +181,7 @@ fn take_queued(
 
 #[cfg(test)]
 mod tests {
-    use connecta_core::activity::{Actor, CallRecord, Source};
+    use crate::test_event;
 
     use std::pin::pin;
     use std::sync::atomic::AtomicUsize;
@@ -190,25 +190,7 @@ mod tests {
     use super::*;
 
     fn event(i: usize) -> Msg {
-        Msg::Event(Box::new(activity(i)))
-    }
-
-    fn activity(i: usize) -> ActivityEvent {
-        ActivityEvent::new(
-            format!("ev-{i}"),
-            1_000,
-            "req-1",
-            &Actor::anonymous(),
-            CallRecord {
-                connector_id: "a",
-                tool_name: "t",
-                source: Source::CallTool,
-                duration_ms: 1,
-                attempts: 1,
-                error_code: None,
-                friction: None,
-            },
-        )
+        Msg::Event(Box::new(test_event(i)))
     }
 
     /// Counts how often a task would have been woken.
@@ -264,7 +246,7 @@ mod tests {
     async fn events_during_the_linger_do_not_wake_the_writer() {
         let (tx, mut rx) = mpsc::channel(16);
         let sink = ActivitySink::on(tx);
-        sink.record(activity(0));
+        sink.record(test_event(0));
         let (mut batch, mut waiters) = (Vec::new(), Vec::new());
         let wakes = Arc::new(Wakes::default());
         let waker = Waker::from(wakes.clone());
@@ -278,7 +260,7 @@ mod tests {
             ));
             assert!(gather.as_mut().poll(&mut cx).is_pending());
             for i in 1..4 {
-                sink.record(activity(i));
+                sink.record(test_event(i));
             }
             assert_eq!(wakes.0.load(Ordering::SeqCst), 0);
             tokio::time::sleep(LINGER).await;
@@ -297,7 +279,7 @@ mod tests {
     ) -> (bool, usize, usize, Duration, mpsc::Receiver<Msg>) {
         let (tx, mut rx) = mpsc::channel(capacity);
         let sink = ActivitySink::on(tx);
-        sink.record(activity(0));
+        sink.record(test_event(0));
         let started = tokio::time::Instant::now();
         let (mut batch, mut waiters) = (Vec::new(), Vec::new());
         let (gathered, ()) = tokio::join!(
@@ -330,7 +312,7 @@ mod tests {
             async |sink| {
                 tokio::time::sleep(Duration::from_millis(1)).await;
                 for i in 1..=BATCH {
-                    sink.record(activity(i));
+                    sink.record(test_event(i));
                 }
             },
             2 * BATCH,

@@ -261,3 +261,24 @@ pub trait Store: Send + Sync {
     /// Deletes decided questions created before `before_ms`.
     async fn approval_purge_before(&self, before_ms: i64) -> Result<u64, StoreError>;
 }
+
+/// Call event `i` for the crate's unit tests: id `ev-<i>` (six digits),
+/// `i` ms after 1,000 ms.
+#[cfg(test)]
+pub(crate) fn test_event(i: usize) -> ActivityEvent {
+    ActivityEvent::new(
+        format!("ev-{i:06}"),
+        1_000 + i as i64,
+        "req-1",
+        &Actor::anonymous(),
+        connecta_core::activity::CallRecord {
+            connector_id: "notes",
+            tool_name: "get_note",
+            source: Source::CallTool,
+            duration_ms: 3,
+            attempts: 1,
+            error_code: None,
+            friction: None,
+        },
+    )
+}

@@ -212,12 +212,8 @@ impl SqliteStore {
     }
 
     pub async fn close(&self) {
-        let mut writer = self.activity.lock().await;
-        writer.closed = true;
-        if let Some(connection) = writer.connection.take() {
-            let _ = connection.close().await;
-        }
-        drop(writer);
+        self.activity.lock().await.closed = true;
+        self.activity_failed().await;
         self.pool.close().await;
     }
 
@@ -241,7 +237,8 @@ impl SqliteStore {
         MutexGuard::try_map(writer, |w| w.connection.as_mut()).map_err(|_| sqlx::Error::PoolClosed)
     }
 
-    /// An append failed: the next one gets a new connection. SQLite ends
+    /// An append failed (or the store closes): the writer's connection is
+    /// closed, and the next append opens a new one. SQLite ends
     /// the transaction itself on some errors (a full disk, an I/O error),
     /// sqlx's rollback then fails and it keeps counting the transaction as
     /// open, so every later append would nest in a transaction that never
@@ -331,31 +328,11 @@ impl_store!(
 
 #[cfg(test)]
 mod tests {
-    use connecta_core::activity::{Actor, CallRecord};
-
     use super::*;
     use crate::Store;
 
     fn events(from: usize, n: usize) -> Vec<ActivityEvent> {
-        (from..from + n)
-            .map(|i| {
-                ActivityEvent::new(
-                    format!("ev-{i:06}"),
-                    1_000 + i as i64,
-                    "req-1",
-                    &Actor::anonymous(),
-                    CallRecord {
-                        connector_id: "notes",
-                        tool_name: "get_note",
-                        source: Source::CallTool,
-                        duration_ms: 3,
-                        attempts: 1,
-                        error_code: None,
-                        friction: None,
-                    },
-                )
-            })
-            .collect()
+        (from..from + n).map(crate::test_event).collect()
     }
 
     /// Bytes SQLite's connection threads in this process have read through
