@@ -18,6 +18,7 @@ Needs valgrind, perf and python3.
 """
 
 import collections
+import contextlib
 import glob
 import http.client
 import json
@@ -57,9 +58,47 @@ def made_for():
 ADDRESS = "connector_0.lookup_record_1"
 
 
-def callgrind(out_file):
-    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
-            "--demangle=no", "--dump-line=no"]
+def callgrind(out_file, demangle=False):
+    return (["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}"] +
+            ([] if demangle else ["--demangle=no"]) + ["--dump-line=no"])
+
+
+def callgrind_wrapper(work, binary, out_file, log, demangle=False):
+    """A script that runs the gateway `binary` under callgrind (its stderr
+    to `log`), for serve-synthetic's --connecta-bin."""
+    wrapper = os.path.join(work, "gateway-under-callgrind")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec " + shlex.join(callgrind(out_file, demangle) + [binary]) +
+                f' "$@" 2>>{shlex.quote(log)}\n')
+    os.chmod(wrapper, 0o755)
+    return wrapper
+
+
+@contextlib.contextmanager
+def synthetic_gateway(bench, connecta_bin, connectors, tools, log):
+    """`connecta-bench serve-synthetic` with the gateway `connecta_bin`:
+    yields its ready line (`port`, `pid`); kills both when done."""
+    serve = subprocess.Popen([bench, "serve-synthetic", "--connectors", str(connectors),
+                              "--tools", str(tools), "--connecta-bin", connecta_bin,
+                              "--ready-timeout", "900"],
+                             stdout=subprocess.PIPE, text=True)
+    ready = None
+    try:
+        for line in serve.stdout:
+            if '"port"' in line:
+                ready = json.loads(line)
+                break
+        if ready is None:
+            sys.exit("the gateway did not start:\n" + tail(log))
+        yield ready
+    finally:
+        if ready is not None:
+            try:
+                os.kill(ready["pid"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        serve.terminate()
+        serve.wait()
 
 
 NAME = re.compile(r"^\((\d+)\)(?: (.*))?$")
@@ -227,24 +266,9 @@ def client(port, version, rounds):
 
 
 def drive_gateway(bench, binary, work):
-    wrapper = os.path.join(work, "gateway-under-callgrind")
-    out_pattern = os.path.join(work, "gateway.%p.callgrind")
     log = os.path.join(work, "gateway.log")
-    with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\nexec " + shlex.join(callgrind(out_pattern) + [binary]) +
-                f' "$@" 2>>{shlex.quote(log)}\n')
-    os.chmod(wrapper, 0o755)
-    serve = subprocess.Popen([bench, "serve-synthetic", "--connectors", "2", "--tools", "100",
-                              "--connecta-bin", wrapper, "--ready-timeout", "900"],
-                             stdout=subprocess.PIPE, text=True)
-    ready = None
-    try:
-        for line in serve.stdout:
-            if '"port"' in line:
-                ready = json.loads(line)
-                break
-        if ready is None:
-            sys.exit("the gateway under valgrind did not start:\n" + tail(log))
+    wrapper = callgrind_wrapper(work, binary, os.path.join(work, "gateway.%p.callgrind"), log)
+    with synthetic_gateway(bench, wrapper, 2, 100, log) as ready:
         errors = []
 
         def one_client(version):
@@ -271,14 +295,6 @@ def drive_gateway(bench, binary, work):
             threading.Event().wait(0.5)
         else:
             sys.exit("the gateway under valgrind did not stop within 600 s")
-    finally:
-        if ready is not None:
-            try:
-                os.kill(ready["pid"], signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        serve.terminate()
-        serve.wait()
     cost = collections.Counter()
     for path in glob.glob(os.path.join(work, "gateway.*.callgrind")):
         cost.update(self_costs(path))
