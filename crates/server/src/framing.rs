@@ -516,4 +516,67 @@ mod tests {
         assert_eq!(first_byte(b"{}"), Some(b'{'));
         assert_eq!(first_byte(b"  "), None);
     }
+
+    /// rmcp's service, counting its clones.
+    struct CountsClones(Arc<std::sync::atomic::AtomicUsize>);
+
+    impl Clone for CountsClones {
+        fn clone(&self) -> Self {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            CountsClones(self.0.clone())
+        }
+    }
+
+    impl Service<Request<Body>> for CountsClones {
+        type Response = Response<Body>;
+        type Error = Infallible;
+        type Future = std::future::Ready<Result<Response<Body>, Infallible>>;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _request: Request<Body>) -> Self::Future {
+            let mut accepted = Response::new(Body::empty());
+            *accepted.status_mut() = StatusCode::ACCEPTED;
+            std::future::ready(Ok(accepted))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_clones_the_framing_without_rmcps_service_and_a_forwarded_message_once() {
+        use tower::ServiceExt;
+        let clones = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let limits = FramingLimits {
+            max_body: 1 << 20,
+            body_timeout: Duration::from_secs(5),
+            max_batch_messages: 8,
+            max_batch_answer_bytes: 1 << 20,
+        };
+        let admission = Arc::new(RequestAdmission::new(4, 8, Duration::from_secs(5)));
+        let mut framing = Framing::new(CountsClones(clones.clone()), admission, limits, None, None);
+        let notification = || {
+            Request::post("/mcp")
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-06-18")
+                .body(Body::from(
+                    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                ))
+                .expect("request")
+        };
+        // `Service::call` clones the framing for each request.
+        let _ = framing.call(Request::get("/mcp").body(Body::empty()).expect("request"));
+        for _ in 0..10 {
+            drop(framing.clone());
+        }
+        assert_eq!(clones.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let answer = framing
+            .clone()
+            .oneshot(notification())
+            .await
+            .expect("infallible");
+        assert_eq!(answer.status(), StatusCode::ACCEPTED);
+        assert_eq!(clones.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
 }
