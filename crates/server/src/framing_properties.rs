@@ -38,12 +38,25 @@ fn config() -> ProptestConfig {
     }
 }
 
-/// Answers like rmcp does, counting the messages it was given.
-#[derive(Clone)]
+/// Answers like rmcp does, counting the messages it was given and how
+/// often it was cloned.
+#[derive(Default)]
 struct Stub {
     calls: Arc<AtomicUsize>,
+    clones: Arc<AtomicUsize>,
     /// Bytes of padding in each result, to size answers.
     pad: usize,
+}
+
+impl Clone for Stub {
+    fn clone(&self) -> Self {
+        self.clones.fetch_add(1, Ordering::SeqCst);
+        Stub {
+            calls: self.calls.clone(),
+            clones: self.clones.clone(),
+            pad: self.pad,
+        }
+    }
 }
 
 impl Service<Request<Body>> for Stub {
@@ -125,22 +138,59 @@ fn frame(body: Vec<u8>, limits: FramingLimits, pad: usize) -> (StatusCode, Bytes
         let stub = Stub {
             calls: calls.clone(),
             pad,
+            ..Stub::default()
         };
-        let admission = Arc::new(RequestAdmission::new(4, 8, Duration::from_secs(5)));
-        let framing = Framing::new(stub, admission, limits, None, None);
-        let request = Request::post("/mcp")
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-03-26")
-            .body(Body::from(body))
-            .expect("request");
-        let response = framing.oneshot(request).await.expect("infallible");
+        let response = framed(stub, limits)
+            .oneshot(post(body))
+            .await
+            .expect("infallible");
         let status = response.status();
         let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
             .await
             .expect("body");
         (status, bytes, calls.load(Ordering::SeqCst))
     })
+}
+
+fn framed(stub: Stub, limits: FramingLimits) -> Framing<Stub> {
+    let admission = Arc::new(RequestAdmission::new(4, 8, Duration::from_secs(5)));
+    Framing::new(stub, admission, limits, None, None)
+}
+
+/// `body` POSTed as JSON under 2025-03-26.
+fn post(body: impl Into<Body>) -> Request<Body> {
+    Request::post("/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-03-26")
+        .body(body.into())
+        .expect("request")
+}
+
+/// The framing is cloned for each request; rmcp's service behind it (which
+/// copies its configuration when cloned) only for a message forwarded to it.
+#[tokio::test]
+async fn a_request_clones_the_framing_without_rmcps_service_and_a_forwarded_message_once() {
+    let stub = Stub::default();
+    let (calls, clones) = (stub.calls.clone(), stub.clones.clone());
+    let mut framing = framed(stub, limits(8, 1 << 20));
+    // `Service::call` clones the framing (the future is dropped unpolled:
+    // only the clone is of interest here).
+    drop(framing.call(Request::get("/mcp").body(Body::empty()).expect("request")));
+    for _ in 0..10 {
+        drop(framing.clone());
+    }
+    assert_eq!(clones.load(Ordering::SeqCst), 0);
+    let answer = framing
+        .clone()
+        .oneshot(post(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ))
+        .await
+        .expect("infallible");
+    assert_eq!(answer.status(), StatusCode::ACCEPTED);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(clones.load(Ordering::SeqCst), 1);
 }
 
 /// One message of a generated batch, and what its answer must be.
