@@ -170,12 +170,14 @@ PROGRAMS = [
 ]
 
 
-def drive_worker(binary, work):
-    out_file = os.path.join(work, "worker.callgrind")
+def drive_worker(binary, work, programs=PROGRAMS, rounds=10, demangle=False):
+    """Runs each of `programs` `rounds` times on a worker under callgrind
+    (its start included) and returns the dump's path."""
+    out_file = os.path.join(work, f"worker.{rounds}.callgrind")
     # Hardening (seccomp) is off: valgrind's own system calls would be refused.
     log = os.path.join(work, "worker.log")
     with open(log, "w") as err:
-        p = subprocess.Popen(callgrind(out_file) + [binary, "__sandbox-worker"],
+        p = subprocess.Popen(callgrind(out_file, demangle) + [binary, "__sandbox-worker"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
 
     def send(message):
@@ -194,8 +196,8 @@ def drive_worker(binary, work):
         "global": "connecta", "function": "__callNamespace",
         "aliases": [["connector_0", "connector_0"]]}}})
     receive()
-    for _ in range(10):
-        for program in PROGRAMS:
+    for _ in range(rounds):
+        for program in programs:
             send({"run": {"program": program, "bindings": BINDINGS}})
             while True:
                 message = receive()
@@ -212,7 +214,7 @@ def drive_worker(binary, work):
                     send({"resolve": {"id": call["id"], "value": {"value": 1}}})
     p.stdin.close()
     p.wait()
-    return self_costs(out_file)
+    return out_file
 
 
 # --- 2. a gateway -------------------------------------------------------
@@ -343,7 +345,7 @@ def main():
     known = functions_in(binary)
     with tempfile.TemporaryDirectory(prefix="hot-functions-") as work:
         print("a sandbox worker under callgrind…", flush=True)
-        worker = by_cost(drive_worker(binary, work))
+        worker = by_cost(self_costs(drive_worker(binary, work)))
         print("a gateway under callgrind…", flush=True)
         gateway = by_cost(drive_gateway(bench, binary, work))
         print("samples of a quick benchmark run…", flush=True)

@@ -4,7 +4,11 @@ keep-alive client with one MCP session making calls one at a time: each
 call is `call_tool` of connector_3.lookup_record_4 with
 `resultMode: "value"` ("direct"), or an `execute_code` program making that
 one call ("program"). These are the figures docs/performance.md quotes as
-instructions per call and as CPU per call by thread.
+instructions per call and as CPU per call by thread. "worker" counts a
+sandbox worker's instructions per run of a one-call program instead,
+driven over its frame protocol (`hot_functions.drive_worker`): WARM runs
+and WARM + CALLS runs, the difference divided by CALLS, so the worker's
+start is not counted.
 
 instructions: the gateway runs under valgrind's callgrind; after WARM
   calls the counters are zeroed, CALLS more are made and the counters
@@ -12,16 +16,19 @@ instructions: the gateway runs under valgrind's callgrind; after WARM
   that ran the most instructions themselves. Callgrind counts each byte a
   `rep movsb` copies as an instruction: compare builds by these counts,
   not time.
-threads: (10 × 10 unless --connectors / --tools say) each BINARY in turn, ROUNDS times (alternating, so that a busy
-  minute of the machine falls on both): after WARM calls, CALLS more, and
+threads: (10 × 10 unless --connectors / --tools say) each BINARY in turn,
+  ROUNDS times (alternating, so that a busy minute of the machine falls
+  on both): after WARM calls, CALLS more (`--kind program`: programs), and
   for each group of the gateway's threads (by name) the CPU time
   (`/proc/<pid>/task/*/schedstat`) and voluntary context switches per
-  call, with the client's p50 and the gateway's anonymous RSS after.
+  call, the sandbox workers' CPU (live ones and those the gateway reaped),
+  the client's p50 and the gateway's anonymous RSS after.
 
-Usage: python3 scripts/per_call.py instructions TARGET_DIR [direct|program]
+Usage: python3 scripts/per_call.py instructions TARGET_DIR [direct|program|worker]
            [--calls N] [--warm N] [--top N] [--keep FILE]
        python3 scripts/per_call.py threads TARGET_DIR BINARY [BINARY ...]
-           [--calls N] [--warm N] [--rounds N] [--connectors C --tools T]
+           [--kind direct|program] [--calls N] [--warm N] [--rounds N]
+           [--connectors C --tools T]
 TARGET_DIR holds connecta-bench (and, for instructions, connecta). Run
 through scripts/callgrind-call and scripts/thread-cpu, which build the
 release binaries first. Needs python3, and valgrind (with
@@ -40,7 +47,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hot_functions import callgrind_wrapper, self_costs, synthetic_gateway, tail  # noqa: E402
+from hot_functions import (PROGRAMS, callgrind_wrapper, drive_worker, self_costs,  # noqa: E402
+                           synthetic_gateway, tail)
 
 ADDRESS = "connector_3.lookup_record_4"
 VERSION = "2025-06-18"
@@ -99,6 +107,8 @@ class Session:
 
 def instructions(args):
     binary = os.path.abspath(os.path.join(args.target_dir, "connecta"))
+    if args.kind == "worker":
+        return worker_instructions(args, binary)
     bench = os.path.abspath(os.path.join(args.target_dir, "connecta-bench"))
     with tempfile.TemporaryDirectory(prefix="per-call-") as work:
         out = os.path.join(work, "gateway.callgrind")
@@ -118,10 +128,28 @@ def instructions(args):
             cost = self_costs(dumps[-1])
             if args.keep:
                 shutil.copyfile(dumps[-1], args.keep)
+    report(args, cost)
+
+
+def worker_instructions(args, binary):
+    """A worker's instructions per one-call program (`PROGRAMS[0]`)."""
+    program = [PROGRAMS[0]]
+    with tempfile.TemporaryDirectory(prefix="per-call-") as work:
+        few = self_costs(drive_worker(binary, work, program, args.warm, demangle=True))
+        many = drive_worker(binary, work, program, args.warm + args.calls, demangle=True)
+        cost = self_costs(many)
+        if args.keep:
+            shutil.copyfile(many, args.keep)
+    cost.subtract(few)
+    report(args, +cost)
+
+
+def report(args, cost):
     total = sum(cost.values())
     n = args.calls
+    unit = "run" if args.kind == "worker" else "call"
     memcpy = sum(c for name, c in cost.items() if "memcpy" in name or "memmove" in name)
-    print(f"{args.kind}: {total // n} instructions per call over {n} calls "
+    print(f"{args.kind}: {total // n} instructions per {unit} over {n} {unit}s "
           f"(memcpy/memmove {memcpy // n}, {100 * memcpy / max(total, 1):.1f}%)")
     for name, c in cost.most_common(args.top):
         print(f"{c // n:8d} {100 * c / max(total, 1):5.2f}% {name[:140]}")
@@ -146,6 +174,26 @@ def by_thread(pid):
     return use
 
 
+def workers_ns(pid):
+    """CPU ns of `pid`'s child processes (its sandbox workers): the live
+    ones' threads, and what the children it has reaped ran."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # cutime and cstime, fields 16 and 17 (the list starts at field 3).
+    ns = (int(fields[13]) + int(fields[14])) * 1_000_000_000 // ticks
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
+                              text=True).stdout.split()
+    for child in children:
+        for task in glob.glob(f"/proc/{child}/task/*"):
+            try:
+                with open(os.path.join(task, "schedstat")) as f:
+                    ns += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue  # a worker that ended meanwhile
+    return ns
+
+
 def anon_rss_kb(pid):
     with open(f"/proc/{pid}/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("RssAnon:"))
@@ -153,7 +201,7 @@ def anon_rss_kb(pid):
 
 def threads(args):
     bench = os.path.abspath(os.path.join(args.target_dir, "connecta-bench"))
-    message = request_for("direct")
+    message = request_for(args.kind)
     for round_ in range(args.rounds):
         for binary in args.binaries:
             with tempfile.TemporaryDirectory(prefix="per-call-") as work:
@@ -163,9 +211,9 @@ def threads(args):
                     pid = ready["pid"]
                     session = Session(ready["port"])
                     session.calls(message, args.warm)
-                    before = by_thread(pid)
+                    before, workers_before = by_thread(pid), workers_ns(pid)
                     took = session.timed_calls(message, args.calls)
-                    after = by_thread(pid)
+                    after, workers = by_thread(pid), workers_ns(pid) - workers_before
                     rss = anon_rss_kb(pid)
             n = args.calls
             groups = []
@@ -176,9 +224,11 @@ def threads(args):
                 total += ns
                 if ns or switches:
                     groups.append(f"{name} {ns / 1000 / n:.1f} µs {switches / n:.2f} sw")
+            if workers:
+                groups.append(f"sandbox workers {workers / 1000 / n:.1f} µs")
             took.sort()
             print(f"round {round_ + 1} {binary}: p50 {took[len(took) // 2] * 1e3:.3f} ms; "
-                  f"CPU {total / 1000 / n:.1f} µs per call ({'; '.join(groups)}); "
+                  f"gateway CPU {total / 1000 / n:.1f} µs per call ({'; '.join(groups)}); "
                   f"RssAnon {rss / 1024:.1f} MB", flush=True)
 
 
@@ -187,7 +237,7 @@ def main():
     sub = p.add_subparsers(dest="measure", required=True)
     i = sub.add_parser("instructions")
     i.add_argument("target_dir")
-    i.add_argument("kind", nargs="?", choices=["direct", "program"], default="direct")
+    i.add_argument("kind", nargs="?", choices=["direct", "program", "worker"], default="direct")
     i.add_argument("--calls", type=int, default=1000)
     i.add_argument("--warm", type=int, default=300)
     i.add_argument("--top", type=int, default=25)
@@ -196,6 +246,7 @@ def main():
     t = sub.add_parser("threads")
     t.add_argument("target_dir")
     t.add_argument("binaries", nargs="+", metavar="BINARY")
+    t.add_argument("--kind", choices=["direct", "program"], default="direct")
     t.add_argument("--calls", type=int, default=5000)
     t.add_argument("--warm", type=int, default=300)
     t.add_argument("--rounds", type=int, default=4)
