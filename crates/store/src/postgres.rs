@@ -152,8 +152,9 @@ impl PgStore {
         self.pool.acquire().await
     }
 
-    /// An append failed: the pool replaces a connection it finds broken.
-    async fn activity_failed(&self) {}
+    /// An append failed: nothing to reset, the pool replaces a connection
+    /// it finds broken.
+    async fn reset_activity_connection(&self) {}
 }
 
 impl_store!(PgStore, Postgres, PgRow, "postgres", crate::sql::dollar);

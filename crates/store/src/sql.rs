@@ -89,6 +89,51 @@ pub(crate) fn insert_chunks<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
 /// query written with `?` placeholders into the backend's.
 macro_rules! impl_store {
     ($store:ty, $db:ty, $row:ty, $name:literal, $sql:path) => {
+        /// Appends `events` in one transaction on `connection`.
+        async fn activity_insert(
+            connection: &mut <$db as sqlx::Database>::Connection,
+            events: &[ActivityEvent],
+        ) -> Result<(), StoreError> {
+            let mut tx = sqlx::Connection::begin(connection).await?;
+            // One multi-row INSERT per chunk (SQLite allows 32,766 bound
+            // variables), of a few sizes only (`INSERT_ROWS`).
+            for chunk in $crate::sql::insert_chunks(events) {
+                let mut qb: QueryBuilder<$db> = QueryBuilder::new(concat!(
+                    "INSERT INTO activity (",
+                    activity_columns!(),
+                    ") "
+                ));
+                qb.push_values(chunk, |mut b, e| {
+                    b.push_bind(&e.id)
+                        .push_bind(e.occurred_at_ms)
+                        .push_bind(&e.request_id)
+                        .push_bind(&e.actor.kind)
+                        .push_bind(&e.actor.id)
+                        .push_bind(&e.connector_id)
+                        .push_bind(&e.tool_name)
+                        .push_bind(&e.address)
+                        .push_bind(e.source.as_str())
+                        .push_bind(e.outcome.as_str())
+                        .push_bind(e.duration_ms.min(i64::MAX as u64) as i64)
+                        .push_bind(i64::from(e.attempts))
+                        .push_bind(e.error_code.map(ErrorCode::as_str))
+                        .push_bind(e.friction.map(Friction::as_str))
+                        .push_bind(e.kind.as_str())
+                        .push_bind(e.approval.as_ref().map(|a| a.id.clone()))
+                        .push_bind(
+                            e.approval
+                                .as_ref()
+                                .and_then(|a| a.decision.map(ApprovalDecision::as_str)),
+                        )
+                        .push_bind(e.approval.as_ref().and_then(|a| a.decided_by.clone()));
+                });
+                qb.push(" ON CONFLICT (id) DO NOTHING");
+                qb.build().execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok(())
+        }
+
         fn activity_from_row(row: &$row) -> Result<ActivityEvent, StoreError> {
             let corrupt = |what: &str, v: &str| StoreError::Corrupt(format!("activity {what} \"{v}\""));
             let source: String = row.try_get("source")?;
@@ -263,50 +308,14 @@ macro_rules! impl_store {
                 if events.is_empty() {
                     return Ok(());
                 }
-                let appended = async {
-                    let mut connection = self.activity_connection().await?;
-                    let mut tx = sqlx::Connection::begin(&mut *connection).await?;
-                    // One multi-row INSERT per chunk (SQLite allows 32,766 bound
-                    // variables), of a few sizes only (`INSERT_ROWS`).
-                    for chunk in $crate::sql::insert_chunks(events) {
-                        let mut qb: QueryBuilder<$db> = QueryBuilder::new(concat!(
-                            "INSERT INTO activity (",
-                            activity_columns!(),
-                            ") "
-                        ));
-                        qb.push_values(chunk, |mut b, e| {
-                            b.push_bind(&e.id)
-                                .push_bind(e.occurred_at_ms)
-                                .push_bind(&e.request_id)
-                                .push_bind(&e.actor.kind)
-                                .push_bind(&e.actor.id)
-                                .push_bind(&e.connector_id)
-                                .push_bind(&e.tool_name)
-                                .push_bind(&e.address)
-                                .push_bind(e.source.as_str())
-                                .push_bind(e.outcome.as_str())
-                                .push_bind(e.duration_ms.min(i64::MAX as u64) as i64)
-                                .push_bind(i64::from(e.attempts))
-                                .push_bind(e.error_code.map(ErrorCode::as_str))
-                                .push_bind(e.friction.map(Friction::as_str))
-                                .push_bind(e.kind.as_str())
-                                .push_bind(e.approval.as_ref().map(|a| a.id.clone()))
-                                .push_bind(
-                                    e.approval
-                                        .as_ref()
-                                        .and_then(|a| a.decision.map(ApprovalDecision::as_str)),
-                                )
-                                .push_bind(e.approval.as_ref().and_then(|a| a.decided_by.clone()));
-                        });
-                        qb.push(" ON CONFLICT (id) DO NOTHING");
-                        qb.build().execute(&mut *tx).await?;
-                    }
-                    tx.commit().await?;
-                    Ok::<(), StoreError>(())
-                }
-                .await;
+                let appended = match self.activity_connection().await {
+                    Ok(mut connection) => activity_insert(&mut connection, events).await,
+                    Err(e) => Err(e.into()),
+                };
+                // The connection (a guard on the SQLite writer's) is
+                // dropped by now: resetting it takes the same lock.
                 if appended.is_err() {
-                    self.activity_failed().await;
+                    self.reset_activity_connection().await;
                 }
                 appended
             }

@@ -213,7 +213,7 @@ impl SqliteStore {
 
     pub async fn close(&self) {
         self.activity.lock().await.closed = true;
-        self.activity_failed().await;
+        self.reset_activity_connection().await;
         self.pool.close().await;
     }
 
@@ -244,7 +244,7 @@ impl SqliteStore {
     /// open, so every later append would nest in a transaction that never
     /// commits and hold the database's write lock; a pooled connection is
     /// replaced in time, this one would not be.
-    async fn activity_failed(&self) {
+    async fn reset_activity_connection(&self) {
         let connection = self.activity.lock().await.connection.take();
         if let Some(connection) = connection {
             let _ = connection.close().await;
@@ -338,6 +338,8 @@ mod tests {
     /// Bytes SQLite's connection threads in this process have read through
     /// read-like system calls (its pages, from the database and the WAL).
     /// Fails when there are no such threads or their counts cannot be read.
+    /// nextest (`scripts/test`) runs each test in a process of its own;
+    /// under `cargo test` other tests' stores would be counted too.
     fn bytes_sqlite_read() -> u64 {
         let (mut total, mut threads) = (0, 0);
         for task in std::fs::read_dir("/proc/self/task")
