@@ -26,10 +26,14 @@
 //! [`release_free_memory`] after such a request so RSS returns to where it
 //! was.
 //!
+//! Built with the `system-allocator` feature, Rust allocations stay on the
+//! system's malloc (jemalloc is linked, configured and idle), so a heap
+//! profiler that follows malloc sees them: `scripts/heap-after-load`.
+//!
 //! Must never: do more than choose, tune and purge the allocators.
 #![allow(unsafe_code)]
 
-#[cfg(unix)]
+#[cfg(all(unix, not(feature = "system-allocator")))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -171,7 +171,8 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true);
-        let pool = connect_waiting_for_others(options.clone()).await?;
+        let pool = connect_waiting_for_others(options.clone().pragma("cache_size", POOL_CACHE_KIB))
+            .await?;
         // The writer needs only the last pages of the activity table and
         // its indexes; a cache of SQLite's default size (2 MB) would fill
         // with every page it ever wrote.
@@ -255,6 +256,15 @@ impl SqliteStore {
 /// The activity writer's page cache, in KiB (SQLite's negative
 /// `cache_size`): 64 pages.
 const WRITER_CACHE_KIB: &str = "-256";
+
+/// A pooled connection's page cache, in KiB: 128 pages. SQLite drops a
+/// connection's whole cache when another connection wrote since its last
+/// transaction, which the activity writer does after every call, so what a
+/// pooled connection kept between its queries was mostly the pages of the
+/// last large row it wrote or read: a catalog of 10,000 tools filled
+/// SQLite's default cache (2 MB) of each connection that touched it
+/// (docs/performance.md, "What holds the memory").
+const POOL_CACHE_KIB: &str = "-512";
 
 /// How long a statement waits for another connection's lock, and how long
 /// an open waits for other processes opening the same fresh file.
@@ -366,6 +376,30 @@ mod tests {
     /// in turn. Appends on them read the table's last pages back each time
     /// (another connection wrote since); on the writer's own connection
     /// they stay cached.
+    /// Each pooled connection caches at most `POOL_CACHE_KIB`, the
+    /// activity writer `WRITER_CACHE_KIB` (SQLite's default is 2 MB each).
+    #[tokio::test]
+    async fn pooled_connections_and_the_writer_have_small_page_caches() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(dir.path()).await.expect("open");
+        let cache_size = |row: sqlx::sqlite::SqliteRow| row.get::<i64, _>(0).to_string();
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            let mut connection = store.pool.acquire().await.expect("connection");
+            let row = sqlx::query("PRAGMA cache_size")
+                .fetch_one(&mut *connection)
+                .await
+                .expect("pragma");
+            assert_eq!(cache_size(row), POOL_CACHE_KIB);
+            held.push(connection);
+        }
+        let row = sqlx::query("PRAGMA cache_size")
+            .fetch_one(&mut *store.activity_connection().await.expect("writer"))
+            .await
+            .expect("pragma");
+        assert_eq!(cache_size(row), WRITER_CACHE_KIB);
+    }
+
     #[tokio::test]
     async fn activity_appends_keep_their_pages_cached_between_batches() {
         let dir = tempfile::tempdir().expect("tempdir");
