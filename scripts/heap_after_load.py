@@ -9,8 +9,10 @@ direct `call_tool` calls each, and a second snapshot is taken ("after
 load"). For each snapshot: the bytes live on the heap, and the largest
 groups of them by allocation path, each path named by its first DEPTH
 frames that are not the allocator, the standard library or tokio's task
-plumbing (so `tokio::sync::mpsc::bounded::channel <- rmcp ...` and not
-`alloc::alloc::alloc <- ...`).
+plumbing, and one frame for consecutive copies of one function (so
+`channel<rmcp::...> <- rmcp::...::spawn_with_ct ...`, not
+`alloc::alloc::alloc <- ...`; a closure or an async body is named by
+its file and line).
 
 The gateway must be built with the `system-allocator` feature: massif
 follows malloc, and the release binary's jemalloc is not malloc. Live
@@ -44,15 +46,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hot_functions import synthetic_gateway, tail  # noqa: E402
 from per_call import Session  # noqa: E402
 
-# Frames that say how memory was allocated, not what for.
+# Frames that say how memory was allocated, not what for (frames in the
+# standard library are left out by their location).
 PLUMBING = re.compile(
-    r"^(UnknownInlinedFun|alloc|allocate|alloc_impl|do_alloc|new_uninitialized|"
-    r"\{closure|\{async_fn|poll<|call_once|do_call|catch_unwind|with_mut|run<|with_budget|budget<|"
-    r".*\(library/(alloc|core|std)/|.*tokio::runtime::task|.*harness|.*raw::poll|.*__rust|"
-    r".*hashbrown::raw|.*fallible_with_capacity|.*with_capacity_and_hasher|"
-    r".*\bmalloc\b|.*\brealloc\b|.*\bcalloc\b|.*operator new)")
+    r"^(UnknownInlinedFun|alloc|allocate|alloc_impl|do_alloc|new_uninitialized|call_once|"
+    r"do_call|catch_unwind|with_mut|with_budget|budget)\b|tokio::runtime::task|::harness::|"
+    r"raw::poll|__rust|hashbrown::raw|fallible_with_capacity|with_capacity_and_hasher|"
+    r"\b(malloc|realloc|calloc)\b|operator new|^mallocWithAlarm|^sqlite3(Mem|Db)?(Malloc|Realloc)|"
+    r"^db(MallocRaw|Realloc)Finish")
+# Closures, async bodies and inlined polls: named by where they are.
+ANONYMOUS = re.compile(r"^(\{closure|\{async_fn|\{async_block|poll<|run<)")
 NODE = re.compile(r"^\s*n(\d+): (\d+) (.*)$")
 FRAME = re.compile(r"^0x[0-9A-Fa-f]+: ")
+LOCATION = re.compile(r" \(([^()]*)\)$")
 
 
 def massif_wrapper(work, binary, out_file, log):
@@ -70,30 +76,68 @@ def massif_wrapper(work, binary, out_file, log):
 
 def snapshot(pid, path):
     """A detailed snapshot of the running gateway into `path`."""
-    done = subprocess.run(["vgdb", f"--pid={pid}", "detailed_snapshot", path],
-                          capture_output=True, text=True)
+    try:
+        done = subprocess.run(["vgdb", f"--pid={pid}", "detailed_snapshot", path],
+                              capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        sys.exit("vgdb did not answer in 5 minutes (can it ptrace the gateway? "
+                 "see /proc/sys/kernel/yama/ptrace_scope)")
     if done.returncode != 0 or not os.path.exists(path):
         sys.exit(f"vgdb could not take a snapshot:\n{done.stdout}{done.stderr}")
 
 
-def wait_for_catalogs(port, timeout=600):
-    """Until `/health` lists every connector with its catalog loaded."""
+def wait_for_catalogs(port, log, timeout=600):
+    """Until `/health` lists every connector with its catalog loaded; exits
+    on a connector whose catalog failed or a gateway that stopped."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        c.request("GET", "/health")
-        connectors = json.loads(c.getresponse().read())["connectors"]
-        c.close()
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            c.request("GET", "/health")
+            connectors = json.loads(c.getresponse().read())["connectors"]
+            c.close()
+        except OSError as e:
+            sys.exit(f"the gateway's /health did not answer ({e}):\n" + tail(log))
+        failed = [x["id"] for x in connectors if x.get("catalog") is None and x.get("catalogError")]
+        if failed:
+            sys.exit(f"the catalog of {failed[0]} failed to load:\n" + tail(log))
         if connectors and all(x.get("catalog") is not None for x in connectors):
             return
         time.sleep(1)
-    sys.exit("the catalogs did not load in time")
+    sys.exit("the catalogs did not load in 10 minutes:\n" + tail(log))
+
+
+def frame_name(text):
+    """How an allocation path names the frame `text` of a massif tree, or
+    None for a frame that only says how memory was allocated."""
+    if not FRAME.match(text):
+        return None
+    located = FRAME.sub("", text)
+    loc = LOCATION.search(located)
+    where = loc.group(1) if loc else ""
+    name = located[:loc.start()] if loc else located
+    if where.startswith("library/") or PLUMBING.search(name):
+        return None
+    if ANONYMOUS.match(name):
+        if not where or where.startswith("src/runtime/"):  # tokio's tasks
+            return None
+        short = re.split(r"[#<]", name)[0]
+        return f"{short}{'}' if short.startswith('{') else ''} ({where})"
+    return name[:120]
+
+
+def base_name(name):
+    """The last path segment of a frame's name, without generics: inlined
+    and outlined copies of one function share it."""
+    return re.sub(r"<.*", "", name).rsplit("::", 1)[-1]
 
 
 def holders(path, depth):
     """Live heap bytes of the snapshot in `path`, by allocation path."""
     lines = open(path).read().split("\n")
-    start = max(i for i, line in enumerate(lines) if line.startswith("heap_tree=detailed"))
+    trees = [i for i, line in enumerate(lines) if line.startswith("heap_tree=detailed")]
+    if not trees:
+        sys.exit(f"{path} has no detailed snapshot")
     by_path = collections.Counter()
 
     def walk(i, names):
@@ -101,10 +145,9 @@ def holders(path, depth):
         if not m:
             sys.exit(f"unexpected line {i + 1} in {path}: {lines[i]!r}")
         children, size, text = int(m.group(1)), int(m.group(2)), m.group(3)
-        located = FRAME.sub("", text)
-        frame = re.sub(r" \([^()]*\)$", "", located)
-        if FRAME.match(text) and not PLUMBING.match(located) and len(names) < depth:
-            names = names + [frame[:120]]
+        name = frame_name(text)
+        if name and len(names) < depth and not (names and base_name(names[-1]) == base_name(name)):
+            names = names + [name]
         i += 1
         if children == 0:
             by_path[" <- ".join(names) or text[:120]] += size
@@ -113,7 +156,7 @@ def holders(path, depth):
             i = walk(i, names)
         return i
 
-    walk(start + 1, [])
+    walk(trees[-1] + 1, [])
     return by_path
 
 
@@ -152,7 +195,7 @@ def main():
         after = os.path.join(work, "after-load.massif")
         bench = os.path.join(args.target_dir, "connecta-bench")
         with synthetic_gateway(bench, wrapper, args.connectors, args.tools, log) as ready:
-            wait_for_catalogs(ready["port"])
+            wait_for_catalogs(ready["port"], log)
             time.sleep(2)  # the catalogs' copies written to the store
             snapshot(ready["pid"], loaded)
             failures = []

@@ -258,12 +258,13 @@ impl SqliteStore {
 const WRITER_CACHE_KIB: &str = "-256";
 
 /// A pooled connection's page cache, in KiB: 128 pages. SQLite drops a
-/// connection's whole cache when another connection wrote since its last
-/// transaction, which the activity writer does after every call, so what a
-/// pooled connection kept between its queries was mostly the pages of the
-/// last large row it wrote or read: a catalog of 10,000 tools filled
-/// SQLite's default cache (2 MB) of each connection that touched it
-/// (docs/performance.md, "What holds the memory").
+/// connection's whole cache at its next transaction when another
+/// connection wrote since its last one, which the activity writer does
+/// with every batch (within 50 ms of a call), so while calls are made a
+/// pooled connection's cache is seldom read again; what it held was
+/// mostly the pages of the last large row it wrote or read: a catalog of
+/// 10,000 tools filled SQLite's default cache (2 MB) of each connection
+/// that touched it (docs/performance.md, "What holds the memory").
 const POOL_CACHE_KIB: &str = "-512";
 
 /// How long a statement waits for another connection's lock, and how long
@@ -372,10 +373,6 @@ mod tests {
         total
     }
 
-    /// A busy gateway's pool holds all its connections and hands them out
-    /// in turn. Appends on them read the table's last pages back each time
-    /// (another connection wrote since); on the writer's own connection
-    /// they stay cached.
     /// Each pooled connection caches at most `POOL_CACHE_KIB`, the
     /// activity writer `WRITER_CACHE_KIB` (SQLite's default is 2 MB each).
     #[tokio::test]
@@ -400,6 +397,10 @@ mod tests {
         assert_eq!(cache_size(row), WRITER_CACHE_KIB);
     }
 
+    /// A busy gateway's pool holds all its connections and hands them out
+    /// in turn. Appends on them read the table's last pages back each time
+    /// (another connection wrote since); on the writer's own connection
+    /// they stay cached.
     #[tokio::test]
     async fn activity_appends_keep_their_pages_cached_between_batches() {
         let dir = tempfile::tempdir().expect("tempdir");
