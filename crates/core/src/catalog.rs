@@ -1,8 +1,10 @@
 //! A connector's catalog as the gateway holds it: plain Rust values, shared
 //! behind `Arc`, with a lookup by name and a fingerprint of the whole.
 
-use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
+
+use hashbrown::HashTable;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -117,7 +119,11 @@ impl<'de> Deserialize<'de> for Schema {
 pub struct Catalog {
     pub connector: String,
     tools: Vec<Arc<ToolDef>>,
-    by_name: HashMap<String, usize>,
+    /// Indices into `tools`, hashed by the tool's name: the names are not
+    /// copied (about 0.5 MB at 10,000 tools, docs/performance.md "What
+    /// holds the memory").
+    by_name: HashTable<usize>,
+    hasher: RandomState,
     fingerprint: String,
 }
 
@@ -125,13 +131,17 @@ impl Catalog {
     /// Build a catalog. Duplicate names keep the first occurrence: a downstream
     /// that lists a name twice has one callable tool under that name.
     pub fn new(connector: impl Into<String>, tools: Vec<ToolDef>) -> Catalog {
-        let mut by_name = HashMap::with_capacity(tools.len());
-        let mut kept = Vec::with_capacity(tools.len());
+        let hasher = RandomState::new();
+        let mut by_name: HashTable<usize> = HashTable::with_capacity(tools.len());
+        let mut kept: Vec<Arc<ToolDef>> = Vec::with_capacity(tools.len());
         for tool in tools {
-            if by_name.contains_key(&tool.name) {
+            let hash = hasher.hash_one(tool.name.as_str());
+            if by_name.find(hash, |&i| kept[i].name == tool.name).is_some() {
                 continue;
             }
-            by_name.insert(tool.name.clone(), kept.len());
+            by_name.insert_unique(hash, kept.len(), |&i| {
+                hasher.hash_one(kept[i].name.as_str())
+            });
             kept.push(Arc::new(tool));
         }
         let fingerprint = fingerprint(&kept);
@@ -139,6 +149,7 @@ impl Catalog {
             connector: connector.into(),
             tools: kept,
             by_name,
+            hasher,
             fingerprint,
         }
     }
@@ -148,7 +159,10 @@ impl Catalog {
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<ToolDef>> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        let hash = self.hasher.hash_one(name);
+        self.by_name
+            .find(hash, |&i| self.tools[i].name == name)
+            .map(|&i| &self.tools[i])
     }
 
     pub fn len(&self) -> usize {
@@ -211,6 +225,39 @@ mod tests {
         let cat = Catalog::new("c", vec![tool("a"), second]);
         assert_eq!(cat.len(), 1);
         assert_eq!(cat.get("a").map(|t| t.description()), Some("a things"));
+    }
+
+    proptest::proptest! {
+        /// Any list of names, repeats included: the catalog keeps each
+        /// name's first tool, in the order first seen, finds each by its
+        /// name and nothing else.
+        #[test]
+        fn lookup_by_name_finds_each_first_occurrence_and_nothing_else(
+            names in proptest::collection::vec("[a-c]{0,3}", 0..40)
+        ) {
+            let tools: Vec<ToolDef> = names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| ToolDef { description: Some(i.to_string()), ..tool(name) })
+                .collect();
+            let cat = Catalog::new("c", tools);
+            let mut first: Vec<(&str, usize)> = Vec::new();
+            for (i, name) in names.iter().enumerate() {
+                if !first.iter().any(|(n, _)| n == name) {
+                    first.push((name, i));
+                }
+            }
+            let kept: Vec<&str> = cat.tools().iter().map(|t| t.name.as_str()).collect();
+            let expected: Vec<&str> = first.iter().map(|(n, _)| *n).collect();
+            proptest::prop_assert_eq!(kept, expected);
+            for (name, i) in &first {
+                let found = cat.get(name).map(|t| t.description().to_owned());
+                proptest::prop_assert_eq!(found, Some(i.to_string()));
+            }
+            for absent in ["d", "ab_", "abcd"] {
+                proptest::prop_assert!(cat.get(absent).is_none());
+            }
+        }
     }
 
     #[test]
