@@ -96,8 +96,8 @@ def wait_for_catalogs(port, log, timeout=600):
             c.request("GET", "/health")
             connectors = json.loads(c.getresponse().read())["connectors"]
             c.close()
-        except OSError as e:
-            sys.exit(f"the gateway's /health did not answer ({e}):\n" + tail(log))
+        except (OSError, ValueError, KeyError) as e:
+            sys.exit(f"the gateway's /health did not answer as expected ({e!r}):\n" + tail(log))
         failed = [x["id"] for x in connectors if x.get("catalog") is None and x.get("catalogError")]
         if failed:
             sys.exit(f"the catalog of {failed[0]} failed to load:\n" + tail(log))

@@ -27,8 +27,10 @@
 //! was.
 //!
 //! Built with the `system-allocator` feature, Rust allocations stay on the
-//! system's malloc (jemalloc is linked, configured and idle), so a heap
-//! profiler that follows malloc sees them: `scripts/heap-after-load`.
+//! system's malloc (jemalloc is still linked and configured, and `serve`
+//! still starts its background thread, but it serves no Rust
+//! allocation), so a heap profiler that follows malloc sees them:
+//! `scripts/heap-after-load`.
 //!
 //! Must never: do more than choose, tune and purge the allocators.
 #![allow(unsafe_code)]
@@ -168,7 +170,7 @@ mod tests {
     use super::operator_chose;
 
     /// A jemalloc option as this process's jemalloc read it.
-    #[cfg(unix)]
+    #[cfg(all(unix, not(feature = "system-allocator")))]
     fn jemalloc_option<T: Default>(name: &std::ffi::CStr) -> T {
         let mut value = T::default();
         let mut len = std::mem::size_of::<T>();
@@ -191,11 +193,11 @@ mod tests {
     /// The jemalloc linked in read `malloc_conf` (its defaults: four arenas
     /// per core, dirty pages kept ten seconds), starts with no background
     /// thread (as a sandbox worker must), starts one when asked and stops
-    /// it again; a purge
-    /// of every arena is accepted.
-    #[cfg(unix)]
+    /// it again; a purge of every arena is accepted. (That it serves the
+    /// Rust allocations is the `#[global_allocator]` above, a declaration.)
+    #[cfg(all(unix, not(feature = "system-allocator")))]
     #[test]
-    fn jemalloc_serves_rust_allocations_with_its_configuration() {
+    fn jemalloc_reads_its_configuration_and_runs_its_purge_thread_when_asked() {
         let held: Vec<Vec<u8>> = (0..64).map(|i| vec![i; 4096]).collect();
         assert_eq!(jemalloc_option::<u32>(c"opt.narenas"), 2);
         assert_eq!(jemalloc_option::<isize>(c"opt.dirty_decay_ms"), 1000);
