@@ -34,7 +34,6 @@ import http.client
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -43,8 +42,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hot_functions import synthetic_gateway, tail  # noqa: E402
-from per_call import Session  # noqa: E402
+from hot_functions import gateway_wrapper, synthetic_gateway, tail  # noqa: E402
+from per_call import Session, request_for  # noqa: E402
 
 # Frames that say how memory was allocated, not what for (frames in the
 # standard library are left out by their location).
@@ -62,16 +61,11 @@ LOCATION = re.compile(r" \(([^()]*)\)$")
 
 
 def massif_wrapper(work, binary, out_file, log):
-    """A script that runs the gateway `binary` under massif, for
-    serve-synthetic's --connecta-bin."""
-    wrapper = os.path.join(work, "gateway-under-massif")
-    command = ["valgrind", "--tool=massif", "--vgdb=yes", "--vgdb-error=999999",
-               "--depth=48", "--threshold=0.2", f"--massif-out-file={out_file}", binary]
-    with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\nexec " + shlex.join(command) +
-                f' "$@" 2>>{shlex.quote(log)}\n')
-    os.chmod(wrapper, 0o755)
-    return wrapper
+    """A script that runs the gateway `binary` under massif, with vgdb on
+    for snapshots on demand."""
+    return gateway_wrapper(work, "gateway-under-massif", [
+        "valgrind", "--tool=massif", "--vgdb=yes", "--vgdb-error=999999", "--depth=48",
+        "--threshold=0.2", f"--massif-out-file={out_file}", binary], log)
 
 
 def snapshot(pid, path):
@@ -188,9 +182,7 @@ def main():
         wrapper = massif_wrapper(work, os.path.abspath(args.binary),
                                  os.path.join(work, "massif.out"), log)
         address = f"connector_{min(3, args.connectors - 1)}.lookup_record_{min(4, args.tools - 1)}"
-        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-            "name": "call_tool",
-            "arguments": {"address": address, "args": {"value": 7}, "resultMode": "value"}}}
+        call = request_for("direct", address)
         loaded = os.path.join(work, "catalogs-loaded.massif")
         after = os.path.join(work, "after-load.massif")
         bench = os.path.join(args.target_dir, "connecta-bench")

@@ -63,15 +63,21 @@ def callgrind(out_file, demangle=False):
             ([] if demangle else ["--demangle=no"]) + ["--dump-line=no"])
 
 
-def callgrind_wrapper(work, binary, out_file, log, demangle=False):
-    """A script that runs the gateway `binary` under callgrind (its stderr
-    to `log`), for serve-synthetic's --connecta-bin."""
-    wrapper = os.path.join(work, "gateway-under-callgrind")
+def gateway_wrapper(work, name, command, log):
+    """A script `work/name` that runs `command` (a gateway binary and what
+    runs it, such as valgrind) with serve-synthetic's arguments, its stderr
+    to `log`: for serve-synthetic's --connecta-bin."""
+    wrapper = os.path.join(work, name)
     with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\nexec " + shlex.join(callgrind(out_file, demangle) + [binary]) +
-                f' "$@" 2>>{shlex.quote(log)}\n')
+        f.write("#!/bin/sh\nexec " + shlex.join(command) + f' "$@" 2>>{shlex.quote(log)}\n')
     os.chmod(wrapper, 0o755)
     return wrapper
+
+
+def callgrind_wrapper(work, binary, out_file, log, demangle=False):
+    """A script that runs the gateway `binary` under callgrind."""
+    return gateway_wrapper(work, "gateway-under-callgrind",
+                           callgrind(out_file, demangle) + [binary], log)
 
 
 @contextlib.contextmanager

@@ -54,12 +54,12 @@ ADDRESS = "connector_3.lookup_record_4"
 VERSION = "2025-06-18"
 
 
-def request_for(kind):
+def request_for(kind, address=ADDRESS):
     if kind == "direct":
-        arguments = {"address": ADDRESS, "args": {"value": 7}, "resultMode": "value"}
+        arguments = {"address": address, "args": {"value": 7}, "resultMode": "value"}
         name = "call_tool"
     else:
-        arguments = {"code": f"const r = await connecta.call('{ADDRESS}', {{value: 7}}); return r;"}
+        arguments = {"code": f"const r = await connecta.call('{address}', {{value: 7}}); return r;"}
         name = "execute_code"
     return {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
             "params": {"name": name, "arguments": arguments}}
