@@ -43,7 +43,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hot_functions import gateway_wrapper, synthetic_gateway, tail  # noqa: E402
-from per_call import Session, request_for  # noqa: E402
+from per_call import Session, address_for, request_for  # noqa: E402
 
 # Frames that say how memory was allocated, not what for (frames in the
 # standard library are left out by their location).
@@ -181,8 +181,7 @@ def main():
         log = os.path.join(work, "gateway.log")
         wrapper = massif_wrapper(work, os.path.abspath(args.binary),
                                  os.path.join(work, "massif.out"), log)
-        address = f"connector_{min(3, args.connectors - 1)}.lookup_record_{min(4, args.tools - 1)}"
-        call = request_for("direct", address)
+        call = request_for("direct", address_for(args.connectors, args.tools))
         loaded = os.path.join(work, "catalogs-loaded.massif")
         after = os.path.join(work, "after-load.massif")
         bench = os.path.join(args.target_dir, "connecta-bench")
