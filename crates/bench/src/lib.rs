@@ -1,13 +1,15 @@
 //! connecta-bench: the performance instrument for connecta (and for any
 //! other server of the same seven meta-tools).
 //!
-//! Three parts, each usable alone:
+//! Four parts, each usable alone:
 //! - [`synthetic`]: a downstream MCP server with any number of connectors of
 //!   trivial read-only tools, over HTTP or stdio;
 //! - [`launcher`]: the launcher protocol (catalog size in, ready line out,
 //!   SIGTERM to stop) and `serve-synthetic`, which puts connecta behind it;
 //! - [`measure`] + [`report`]: the driver, an rmcp client that measures a
-//!   launched server over streamable HTTP, and the report it writes.
+//!   launched server over streamable HTTP, and the report it writes;
+//! - [`relay`]: a TCP relay, the floor any gateway's added cost is judged
+//!   against (the downstream measured through it).
 //!
 //! Architecture invariant: the driver knows servers only through the
 //! launcher protocol and MCP on the wire. Nothing here links the gateway;
@@ -20,6 +22,7 @@ pub mod launcher;
 pub mod machine;
 pub mod measure;
 pub mod plan;
+pub mod relay;
 pub mod report;
 pub mod rss;
 pub mod run;

@@ -17,6 +17,7 @@ use connecta_bench::launcher::serve_synthetic::{self, DownstreamMode, ServeSynth
 use connecta_bench::launcher::{ENV_CONNECTORS, ENV_TOOLS_PER_CONNECTOR, Ready, shell_quote};
 use connecta_bench::measure::{Driver, TargetSpec};
 use connecta_bench::plan::{Plan, Shape};
+use connecta_bench::relay;
 use connecta_bench::run::{RunOptions, run};
 use connecta_bench::synthetic::{self, ConnectorCatalog, DEFAULT_PAGE_SIZE};
 use tokio::signal::unix::{SignalKind, signal};
@@ -41,6 +42,9 @@ enum Command {
     SyntheticDownstream(DownstreamArgs),
     /// Start connecta over the synthetic downstream and relay its ready line.
     ServeSynthetic(ServeArgs),
+    /// Copy each connection's bytes to a downstream and back: one loopback
+    /// hop and nothing else (the floor of a gateway's added cost).
+    TcpRelay(RelayArgs),
 }
 
 #[derive(Debug, Args)]
@@ -107,6 +111,13 @@ struct DownstreamArgs {
 }
 
 #[derive(Debug, Args)]
+struct RelayArgs {
+    /// The downstream's address, e.g. 127.0.0.1:8080.
+    #[arg(long)]
+    to: std::net::SocketAddr,
+}
+
+#[derive(Debug, Args)]
 struct ServeArgs {
     #[arg(long, env = ENV_CONNECTORS)]
     connectors: usize,
@@ -141,6 +152,7 @@ fn main() -> ExitCode {
             Command::Run(args) => run_command(args).await,
             Command::SyntheticDownstream(args) => downstream_command(args).await,
             Command::ServeSynthetic(args) => serve_command(args).await,
+            Command::TcpRelay(args) => relay_command(args).await,
         }
     });
     match result {
@@ -245,6 +257,15 @@ async fn downstream_command(args: DownstreamArgs) -> anyhow::Result<u8> {
         let shutdown = shutdown.clone();
         async move { synthetic::http::serve(listener, &catalogs, shutdown).await }
     });
+    ready_until_signalled(port).await?;
+    shutdown.cancel();
+    // Graceful shutdown waits for open connections; do not wait forever.
+    let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
+    Ok(0)
+}
+
+/// Print the ready line for `port`, then wait for SIGTERM or SIGINT.
+async fn ready_until_signalled(port: u16) -> anyhow::Result<()> {
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{}", Ready::new(port).to_line())?;
@@ -256,9 +277,19 @@ async fn downstream_command(args: DownstreamArgs) -> anyhow::Result<u8> {
         _ = terminate.recv() => {}
         _ = interrupt.recv() => {}
     }
+    Ok(())
+}
+
+async fn relay_command(args: RelayArgs) -> anyhow::Result<u8> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("binding 127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    let shutdown = CancellationToken::new();
+    let relay = tokio::spawn(relay::serve(listener, args.to, shutdown.clone()));
+    ready_until_signalled(port).await?;
     shutdown.cancel();
-    // Graceful shutdown waits for open connections; do not wait forever.
-    let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
+    let _ = relay.await;
     Ok(0)
 }
 

@@ -50,6 +50,16 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
         } else {
             Figure::Skipped("--no-downstream".into())
         };
+        let relayed = if options.measure_downstream {
+            eprintln!("  downstream through a TCP relay…");
+            let log = logs.join(format!("{}-relayed.log", shape.name));
+            Figure::from_result(
+                downstream::measure_relayed(&options.bench_exe, shape, &options.plan, Some(log))
+                    .await,
+            )
+        } else {
+            Figure::Skipped("--no-downstream".into())
+        };
         let mut targets = Vec::new();
         for spec in &options.targets {
             eprintln!("  {}…", spec.label);
@@ -59,6 +69,7 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
         shapes.push(ShapeReport {
             shape: shape.clone(),
             downstream,
+            relayed,
             targets,
             machine_load: window.finish(),
         });

@@ -4,7 +4,8 @@
 //! `execute_code`). A second stand-in (`--fake-gateway liar`) answers every
 //! call with the wrong value. The run must measure the first, count every
 //! call of the second as an error, skip code mode with a reason, measure
-//! the downstream alone, and write both report files.
+//! the downstream alone and through the TCP relay, and write both report
+//! files.
 //!
 //! The stand-in exists only to exercise the driver; its timings mean
 //! nothing and no report from it is kept.
@@ -233,6 +234,35 @@ async fn drive() {
         Some(2)
     );
 
+    // The same downstream through the TCP relay: every call answered, and
+    // the server figures are the relay process's own.
+    let relayed = &shape["relayed"];
+    assert_eq!(status(relayed), "measured", "{relayed}");
+    let direct = &relayed["value"]["directCall"]["value"];
+    assert_eq!(direct["errors"], 0, "{direct}");
+    assert_eq!(direct["latency"]["samples"], 20);
+    // Straight to the downstream, in turn with the relayed calls.
+    let alongside = &relayed["value"]["alongside"]["value"];
+    assert_eq!(alongside["errors"], 0, "{alongside}");
+    assert_eq!(alongside["latency"]["samples"], 20, "{alongside}");
+    assert_eq!(status(&downstream["value"]["alongside"]), "skipped");
+    let relay_loads = relayed["value"]["load"]
+        .as_array()
+        .expect("relay load levels");
+    assert_eq!(relay_loads.len(), 2);
+    for load in relay_loads {
+        assert_eq!(load["value"]["errors"], 0, "{load}");
+        assert!(load["value"]["serverCpuUsPerCall"].is_number(), "{load}");
+    }
+    let relay_command = relayed["value"]["memoryAfterLoad"]["value"]["server"]["command"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(relay_command.contains("tcp-relay"), "{relayed}");
+    assert_eq!(
+        relayed["value"]["stop"]["value"]["exitedOnSigterm"], true,
+        "{relayed}"
+    );
+
     let ok = &shape["targets"][0];
     assert_eq!(ok["label"], "stand-in");
     assert_eq!(status(&ok["startup"]), "measured", "{}", ok["startup"]);
@@ -314,6 +344,16 @@ async fn drive() {
     );
     assert!(md.contains("## How cost grows"), "{md}");
     assert!(md.contains("### downstream alone"), "{md}");
+    assert!(
+        md.contains("| downstream alone | downstream via TCP relay |"),
+        "{md}"
+    );
+    assert!(md.contains("a bare hop adds (TCP relay)"), "{md}");
+    assert!(
+        md.contains("| a bare hop: direct call through the relay minus straight to the downstream, in turn, p50 |"),
+        "{md}"
+    );
+    assert!(!md.contains("downstream via TCP relay failed"), "{md}");
     assert!(md.contains("### stand-in"), "{md}");
     assert!(
         md.contains("Soak (3 rounds of 30 calls at 4 in flight)"),

@@ -11,7 +11,7 @@ use futures::FutureExt;
 use serde_json::json;
 
 use super::checks;
-use super::client::Client;
+use super::client::{Client, connect_with};
 use super::sample::{self, Check, LoadCall};
 use super::target::{
     connect_many, first_list, load_with_cpu, memory, protocol_env, tools_list_figure,
@@ -46,17 +46,73 @@ pub async fn measure(
         log_file,
     };
     let server = ServerProcess::launch(&spec).await?;
-    let result = measure_running(&server, shape, plan).await;
+    let result = measure_running(&server, shape, plan, None).await;
     let stop = Figure::from_result(server.stop(Duration::from_secs(10)).await);
     let mut report = result?;
     report.stop = stop;
     Ok(report)
 }
 
+/// The command line that starts a TCP relay to the downstream on `port`.
+pub fn relay_command(bench_exe: &Path, port: u16) -> String {
+    format!(
+        "{} tcp-relay --to 127.0.0.1:{port}",
+        shell_quote(&bench_exe.to_string_lossy())
+    )
+}
+
+/// Launch the synthetic downstream at `shape` and a TCP relay in front of
+/// it (`crate::relay`), measure the downstream through the relay exactly as
+/// [`measure`] measures it alone, stop both. The server figures (CPU per
+/// call, memory) are the relay's.
+pub async fn measure_relayed(
+    bench_exe: &Path,
+    shape: &Shape,
+    plan: &Plan,
+    log_file: Option<PathBuf>,
+) -> anyhow::Result<DownstreamReport> {
+    let ready_timeout = Duration::from_secs(plan.ready_timeout_secs);
+    let downstream = ServerProcess::launch(&LaunchSpec {
+        command: command(bench_exe),
+        env: protocol_env(shape),
+        ready_timeout,
+        log_file: log_file.clone(),
+    })
+    .await?;
+    let relay = ServerProcess::launch(&LaunchSpec {
+        command: relay_command(bench_exe, downstream.ready.port),
+        env: protocol_env(shape),
+        ready_timeout,
+        log_file: log_file.map(|f| f.with_extension("relay.log")),
+    })
+    .await;
+    let direct_url = format!(
+        "http://127.0.0.1:{}{}",
+        downstream.ready.port,
+        connector_path(shape.probe().0)
+    );
+    let result = match &relay {
+        Ok(relay) => measure_running(relay, shape, plan, Some(&direct_url)).await,
+        Err(e) => Err(anyhow::anyhow!("starting the relay: {e:#}")),
+    };
+    let stop = match relay {
+        Ok(relay) => Figure::from_result(relay.stop(Duration::from_secs(10)).await),
+        Err(_) => Figure::Skipped("the relay did not start".into()),
+    };
+    let _ = downstream.stop(Duration::from_secs(10)).await;
+    let mut report = result?;
+    report.stop = stop;
+    Ok(report)
+}
+
+/// Measure the downstream behind `server` (itself, or the relay in front
+/// of it). With `alongside`, the direct calls through `server` alternate
+/// with calls straight to that URL ([`sample::alternating`]).
 async fn measure_running(
     server: &ServerProcess,
     shape: &Shape,
     plan: &Plan,
+    alongside: Option<&str>,
 ) -> anyhow::Result<DownstreamReport> {
     let (c, t) = shape.probe();
     let url = format!(
@@ -85,15 +141,34 @@ async fn measure_running(
     let call = lookup_request(&tool_name(t));
     let echo: Check = Arc::new(|i, r| checks::echoes(r, i as i64));
     let client = Arc::new(client);
-    let direct_call = Figure::Measured(
-        sample::sequential(
-            plan.warmup,
-            plan.samples,
-            |i| call(client.clone(), i),
-            echo.clone(),
-        )
-        .await,
-    );
+    let (direct_call, alongside) = match alongside {
+        None => (
+            sample::sequential(
+                plan.warmup,
+                plan.samples,
+                |i| call(client.clone(), i),
+                echo.clone(),
+            )
+            .await,
+            Figure::Skipped("measured only through the relay".into()),
+        ),
+        Some(url) => {
+            let straight = Arc::new(connect_with(url, plan.driver).await?);
+            let (through, straight_samples) = sample::alternating(
+                plan.warmup,
+                plan.samples,
+                |i| call(client.clone(), i),
+                |i| call(straight.clone(), i),
+                echo.clone(),
+            )
+            .await;
+            if let Ok(c) = Arc::try_unwrap(straight) {
+                c.close().await;
+            }
+            (through, Figure::Measured(straight_samples))
+        }
+    };
+    let direct_call = Figure::Measured(direct_call);
     let clients = connect_many(&url, plan.max_in_flight(), plan.driver).await?;
     let mut load = Vec::new();
     for &in_flight in &plan.in_flight {
@@ -119,6 +194,7 @@ async fn measure_running(
         startup,
         tools_list,
         direct_call,
+        alongside,
         load,
         memory_after_load,
         stop: Figure::Skipped("not stopped yet".into()),

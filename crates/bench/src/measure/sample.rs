@@ -1,4 +1,5 @@
-//! Timing requests: one at a time (`sequential`) or many in flight (`load`).
+//! Timing requests: one at a time (`sequential`), two servers in turn
+//! (`alternating`), or many in flight (`load`).
 //! The clock covers the request only; the response is checked after the
 //! clock stops, and a failed check counts as an error beside the figure,
 //! never as a timed success.
@@ -46,6 +47,41 @@ where
     })
 }
 
+/// Timed responses, judged, on their way to [`Samples`].
+#[derive(Default)]
+struct Tally {
+    latencies: Vec<f64>,
+    errors: usize,
+    first_error: Option<String>,
+    sample_response: Option<String>,
+}
+
+impl Tally {
+    fn add(&mut self, i: usize, response: Response, elapsed: f64, check: &Check) {
+        match judge(i, &response, check) {
+            Ok(()) => {
+                self.latencies.push(elapsed);
+                if self.sample_response.is_none() {
+                    self.sample_response = response.ok().as_ref().map(checks::sample);
+                }
+            }
+            Err(e) => {
+                self.errors += 1;
+                self.first_error.get_or_insert(e);
+            }
+        }
+    }
+
+    fn finish(self) -> Samples {
+        Samples {
+            latency: Distribution::from_ms(self.latencies),
+            errors: self.errors,
+            first_error: self.first_error,
+            sample_response: self.sample_response,
+        }
+    }
+}
+
 /// `warmup` untimed requests, then `count` timed ones, one after another.
 /// Request indices run on from the warm-up's.
 pub async fn sequential<F, Fut>(warmup: usize, count: usize, mut f: F, check: Check) -> Samples
@@ -56,33 +92,50 @@ where
     for i in 0..warmup {
         let _ = f(i).await;
     }
-    let mut latencies = Vec::with_capacity(count);
-    let mut errors = 0;
-    let mut first_error = None;
-    let mut sample_response = None;
+    let mut tally = Tally::default();
     for i in warmup..warmup + count {
         let started = Instant::now();
         let response = f(i).await;
-        let elapsed = ms(started.elapsed());
-        match judge(i, &response, &check) {
-            Ok(()) => {
-                latencies.push(elapsed);
-                if sample_response.is_none() {
-                    sample_response = response.ok().as_ref().map(checks::sample);
-                }
-            }
-            Err(e) => {
-                errors += 1;
-                first_error.get_or_insert(e);
+        tally.add(i, response, ms(started.elapsed()), &check);
+    }
+    tally.finish()
+}
+
+/// Two servers sampled in turn, call by call: `count` timed requests to
+/// each after `warmup` untimed pairs, the first of each pair alternating
+/// between `a` and `b`, so a machine that gets busier or quieter during the
+/// run moves both alike. Both get the same request index.
+pub async fn alternating<A, FutA, B, FutB>(
+    warmup: usize,
+    count: usize,
+    mut a: A,
+    mut b: B,
+    check: Check,
+) -> (Samples, Samples)
+where
+    A: FnMut(usize) -> FutA,
+    FutA: Future<Output = Response>,
+    B: FnMut(usize) -> FutB,
+    FutB: Future<Output = Response>,
+{
+    for i in 0..warmup {
+        let _ = a(i).await;
+        let _ = b(i).await;
+    }
+    let (mut tally_a, mut tally_b) = (Tally::default(), Tally::default());
+    for i in warmup..warmup + count {
+        for a_now in [i % 2 == 0, i % 2 != 0] {
+            let started = Instant::now();
+            if a_now {
+                let response = a(i).await;
+                tally_a.add(i, response, ms(started.elapsed()), &check);
+            } else {
+                let response = b(i).await;
+                tally_b.add(i, response, ms(started.elapsed()), &check);
             }
         }
     }
-    Samples {
-        latency: Distribution::from_ms(latencies),
-        errors,
-        first_error,
-        sample_response,
-    }
+    (tally_a.finish(), tally_b.finish())
 }
 
 /// A request for the load generator: given a client and the call index.
@@ -160,5 +213,72 @@ pub async fn load(
         server_cpu_us_per_call: None,
         launcher_cpu_us_per_call: None,
         driver_cpu_us_per_call: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use rmcp::model::ContentBlock;
+
+    use super::*;
+
+    fn answer(text: &str) -> Response {
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+
+    #[tokio::test]
+    async fn alternating_takes_turns_and_tallies_each_side_apart() {
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let side = |name: &'static str| {
+            let order = order.clone();
+            move |i: usize| {
+                order
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((name, i));
+                // `b` answers request 3 wrongly.
+                std::future::ready(answer(if name == "b" && i == 3 {
+                    "wrong"
+                } else {
+                    "right"
+                }))
+            }
+        };
+        let check: Check = Arc::new(|_, r| {
+            let text = r
+                .content
+                .first()
+                .and_then(|c| c.as_text())
+                .map(|t| t.text.as_str());
+            if text == Some("right") {
+                Ok(())
+            } else {
+                Err("a wrong answer".into())
+            }
+        });
+        let (a, b) = alternating(1, 4, side("a"), side("b"), check).await;
+        let order = order.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        assert_eq!(
+            order,
+            [
+                ("a", 0),
+                ("b", 0),
+                ("b", 1),
+                ("a", 1),
+                ("a", 2),
+                ("b", 2),
+                ("b", 3),
+                ("a", 3),
+                ("a", 4),
+                ("b", 4),
+            ]
+        );
+        assert_eq!(a.errors, 0);
+        assert_eq!(a.latency.as_ref().map(|l| l.samples), Some(4));
+        assert_eq!(b.errors, 1);
+        assert_eq!(b.first_error.as_deref(), Some("a wrong answer"));
+        assert_eq!(b.latency.as_ref().map(|l| l.samples), Some(3));
     }
 }

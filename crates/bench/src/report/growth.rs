@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::cells::{MB, Unit, format_value};
-use super::model::{Figure, PairedReport, Report, SoakRound, TargetReport};
+use super::model::{DownstreamReport, Figure, PairedReport, Report, SoakRound, TargetReport};
 
 fn direct_p50(t: &TargetReport) -> Option<f64> {
     t.direct_call.measured()?.latency.as_ref().map(|d| d.p50_ms)
@@ -56,6 +56,13 @@ fn growth_line(out: &mut String, what: &str, points: &[(usize, f64)], unit: Unit
             if within { "yes" } else { "**no**" }
         );
     }
+}
+
+/// The direct-call p50 of the downstream alone.
+fn downstream_p50(d: &Figure<DownstreamReport>) -> Option<f64> {
+    d.measured()
+        .and_then(|d| d.direct_call.measured())
+        .and_then(|s| s.latency.as_ref().map(|d| d.p50_ms))
 }
 
 fn rss_after_load(t: &TargetReport) -> Option<u64> {
@@ -181,9 +188,9 @@ pub fn render(out: &mut String, report: &Report) {
         let _ = writeln!(out, "### {label}\n");
         let _ = writeln!(
             out,
-            "| shape | tools | direct p50 | downstream p50 | added p50 | warm search p50 | throughput at {max_in_flight} | server RSS after load |"
+            "| shape | tools | direct p50 | downstream p50 | added p50 | a bare hop adds (TCP relay) | warm search p50 | throughput at {max_in_flight} | server RSS after load |"
         );
-        let _ = writeln!(out, "|{}", " --- |".repeat(8));
+        let _ = writeln!(out, "|{}", " --- |".repeat(9));
         let mut points = Vec::new();
         let mut calls = Vec::new();
         let mut cpu = Vec::new();
@@ -193,12 +200,9 @@ pub fn render(out: &mut String, report: &Report) {
             };
             let tools = shape.shape.total_tools();
             let ours = direct_p50(t);
-            let downstream = shape
-                .downstream
-                .measured()
-                .and_then(|d| d.direct_call.measured())
-                .and_then(|s| s.latency.as_ref().map(|d| d.p50_ms));
+            let downstream = downstream_p50(&shape.downstream);
             let added = ours.zip(downstream).map(|(a, b)| a - b);
+            let hop = shape.relayed.measured().and_then(super::markdown::hop_p50);
             let rss = rss_after_load(t);
             if let Some(rss) = rss {
                 points.push((tools as f64, rss as f64));
@@ -211,12 +215,13 @@ pub fn render(out: &mut String, report: &Report) {
             }
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 shape.shape.name,
                 super::cells::thousands(tools as u64),
                 cell(ours, Unit::Ms),
                 cell(downstream, Unit::Ms),
                 cell(added, Unit::Ms),
+                cell(hop, Unit::Ms),
                 cell(search_p50(t), Unit::Ms),
                 cell(throughput_at(t, max_in_flight), Unit::PerSec),
                 cell(rss.map(|r| r as f64 / MB), Unit::Mb),

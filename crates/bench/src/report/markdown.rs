@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::cells::{Cell, MB, Unit, format_cell, format_ratio, format_value, reasons};
 use super::growth;
-use super::model::{DownstreamReport, Figure, Report, ShapeReport, TargetReport};
+use super::model::{DownstreamReport, Figure, Report, Samples, ShapeReport, TargetReport};
 use super::reference::{self as bars, Applies, Bar, Better, ratio};
 use crate::machine::{LoadSnapshot, LoadWindow};
 use crate::stats::Distribution;
@@ -18,6 +18,9 @@ struct Row {
     better: Better,
     targets: Vec<Cell>,
     downstream: Cell,
+    /// The downstream through the TCP relay: the same figure one loopback
+    /// hop further away.
+    relayed: Cell,
     bar: Option<Bar>,
 }
 
@@ -42,6 +45,10 @@ impl Builder<'_> {
         self.report.downstream.measured()
     }
 
+    fn relayed(&self) -> Option<&DownstreamReport> {
+        self.report.relayed.measured()
+    }
+
     fn row(
         &mut self,
         name: &str,
@@ -51,13 +58,15 @@ impl Builder<'_> {
         downstream: impl Fn(&DownstreamReport) -> Cell,
     ) {
         let bar = bar.filter(|b| b.applies == Applies::Any || self.ten_thousand);
-        let downstream = self.downstream().map_or(Cell::Missing, downstream);
+        let relayed = self.relayed().map_or(Cell::Missing, &downstream);
+        let downstream = self.downstream().map_or(Cell::Missing, &downstream);
         self.rows.push(Row {
             name: name.to_owned(),
             unit,
             better: bar.map_or(Better::Lower, |b| b.better),
             targets: self.report.targets.iter().map(target).collect(),
             downstream,
+            relayed,
             bar,
         });
     }
@@ -68,6 +77,13 @@ impl Builder<'_> {
         }
         self
     }
+}
+
+/// What the relay's hop adds to the direct call's p50, from calls made in
+/// turn (`DownstreamReport::alongside`); `None` without them.
+pub(super) fn hop_p50(d: &DownstreamReport) -> Option<f64> {
+    let p50 = |f: &Figure<Samples>| f.measured()?.latency.as_ref().map(|l| l.p50_ms);
+    Some(p50(&d.direct_call)? - p50(&d.alongside)?)
 }
 
 fn none(_: &DownstreamReport) -> Cell {
@@ -192,6 +208,13 @@ fn build_rows(report: &ShapeReport, in_flight: &[usize]) -> Vec<Row> {
         Some(bars::DIRECT_P95),
         |t| Cell::from_samples(&t.direct_call, p95),
         |d| Cell::from_samples(&d.direct_call, p95),
+    );
+    b.row(
+        "a bare hop: direct call through the relay minus straight to the downstream, in turn, p50",
+        Unit::Ms,
+        None,
+        |_| Cell::Missing,
+        |d| Cell::of(hop_p50(d)),
     );
     b.row(
         "10-call `connecta.batch` program, p50",
@@ -369,7 +392,7 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
         .filter(|r| {
             r.targets
                 .iter()
-                .chain([&r.downstream])
+                .chain([&r.downstream, &r.relayed])
                 .any(|c| *c != Cell::Missing)
         })
         .collect();
@@ -384,7 +407,7 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
     if pair {
         let _ = write!(header, " {} vs {} |", labels[0], labels[1]);
     }
-    header.push_str(" downstream alone |");
+    header.push_str(" downstream alone | downstream via TCP relay |");
     if bars {
         header.push_str(" goal | published | here | vs here | goal met |");
     }
@@ -403,7 +426,12 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
             };
             let _ = write!(out, " {} |", format_ratio(r));
         }
-        let _ = write!(out, " {} |", format_cell(&row.downstream, row.unit));
+        let _ = write!(
+            out,
+            " {} | {} |",
+            format_cell(&row.downstream, row.unit),
+            format_cell(&row.relayed, row.unit)
+        );
         if bars {
             let ours = row.targets.first().and_then(Cell::value);
             let (goal, published, here, vs_here, met): (String, String, String, String, String) =
@@ -431,14 +459,19 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
         out.push('\n');
     }
     out.push('\n');
-    match &report.downstream {
-        Figure::Failed(e) => {
-            let _ = writeln!(out, "- downstream alone failed: {e}");
+    for (name, figure) in [
+        ("downstream alone", &report.downstream),
+        ("downstream via TCP relay", &report.relayed),
+    ] {
+        match figure {
+            Figure::Failed(e) => {
+                let _ = writeln!(out, "- {name} failed: {e}");
+            }
+            Figure::Skipped(why) => {
+                let _ = writeln!(out, "- {name} skipped: {why}");
+            }
+            Figure::Measured(_) => {}
         }
-        Figure::Skipped(why) => {
-            let _ = writeln!(out, "- downstream alone skipped: {why}");
-        }
-        Figure::Measured(_) => {}
     }
     for target in &report.targets {
         for reason in reasons(target) {
@@ -528,7 +561,10 @@ pub fn render(report: &Report) -> String {
          one client per in-flight worker); percentiles are nearest-rank. \"vs here\" is how many \
          times better than the reference measured on this machine kind, against the end of its \
          range that favours the reference. \"downstream alone\" is the synthetic downstream called \
-         directly with the same client. Goal rows marked 10,000 tools in PERFORMANCE.md show their \
+         directly with the same client; \"downstream via TCP relay\" is the same downstream \
+         called through `connecta-bench tcp-relay`, which copies each connection's bytes to it \
+         and back: one more loopback hop and no work, the floor of a gateway's added cost (its \
+         server CPU and RSS are the relay's). Goal rows marked 10,000 tools in PERFORMANCE.md show their \
          bars only at the 10,000-tool shapes.\n",
         match report.plan.driver {
             crate::measure::Driver::Rmcp => "rmcp client",

@@ -162,6 +162,10 @@ pub struct DownstreamReport {
     /// The connector that is called, listed to the end (pagination walk).
     pub tools_list: Figure<ToolsList>,
     pub direct_call: Figure<Samples>,
+    /// Measured through the relay only: the same downstream called
+    /// directly, in turn with `direct_call` call by call, so the two differ
+    /// by the hop and not by when they ran.
+    pub alongside: Figure<Samples>,
     pub load: Vec<Figure<Load>>,
     pub memory_after_load: Figure<TreeMemory>,
     pub stop: Figure<StopOutcome>,
@@ -173,6 +177,10 @@ pub struct DownstreamReport {
 pub struct ShapeReport {
     pub shape: Shape,
     pub downstream: Figure<DownstreamReport>,
+    /// The same downstream measured through a TCP relay (`crate::relay`):
+    /// the downstream plus one loopback hop, the floor of a gateway's added
+    /// cost. Its server figures (CPU per call, memory) are the relay's.
+    pub relayed: Figure<DownstreamReport>,
     pub targets: Vec<TargetReport>,
     /// How busy the machine was while this shape was measured.
     pub machine_load: LoadWindow,
