@@ -1,5 +1,5 @@
-//! A whole run: for each shape, the downstream alone, then each target;
-//! then the report files. Targets are measured one after another, never
+//! A whole run: for each shape, the downstream alone, the downstream
+//! through a TCP relay, then each target; then the report files. Targets are measured one after another, never
 //! at once, so they do not share the two cores.
 
 use std::path::PathBuf;
@@ -52,9 +52,12 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
         };
         let relayed = if options.measure_downstream {
             eprintln!("  downstream through a TCP relay…");
-            let log = logs.join(format!("{}-relayed.log", shape.name));
+            let logs = downstream::RelayedLogs {
+                downstream: logs.join(format!("{}-relayed-downstream.log", shape.name)),
+                relay: logs.join(format!("{}-relay.log", shape.name)),
+            };
             Figure::from_result(
-                downstream::measure_relayed(&options.bench_exe, shape, &options.plan, Some(log))
+                downstream::measure_relayed(&options.bench_exe, shape, &options.plan, Some(logs))
                     .await,
             )
         } else {

@@ -246,6 +246,8 @@ async fn drive() {
     assert_eq!(alongside["errors"], 0, "{alongside}");
     assert_eq!(alongside["latency"]["samples"], 20, "{alongside}");
     assert_eq!(status(&downstream["value"]["alongside"]), "skipped");
+    // The relay starts in front of a running downstream: no startup figure.
+    assert_eq!(status(&relayed["value"]["startup"]), "skipped");
     let relay_loads = relayed["value"]["load"]
         .as_array()
         .expect("relay load levels");
@@ -349,8 +351,25 @@ async fn drive() {
         "{md}"
     );
     assert!(md.contains("a bare hop adds (TCP relay)"), "{md}");
+    // The hop's row has a number in the relay's column (and only there).
+    let hop_row = md
+        .lines()
+        .find(|l| l.starts_with("| a bare hop: direct call through the relay minus straight"))
+        .unwrap_or_else(|| panic!("no hop row: {md}"));
+    let header = md
+        .lines()
+        .find(|l| l.starts_with("| figure |"))
+        .unwrap_or_else(|| panic!("no table: {md}"));
+    let relay_column = header
+        .split('|')
+        .map(str::trim)
+        .position(|c| c == "downstream via TCP relay")
+        .unwrap_or_else(|| panic!("no relay column: {header}"));
+    let cells: Vec<&str> = hop_row.split('|').map(str::trim).collect();
+    assert!(cells[relay_column].ends_with(" ms"), "{hop_row}");
+    assert_eq!(cells[relay_column - 1], "—", "{hop_row}");
     assert!(
-        md.contains("| a bare hop: direct call through the relay minus straight to the downstream, in turn, p50 |"),
+        md.contains("| direct call straight to the downstream, in turn with the relay's, p50 |"),
         "{md}"
     );
     assert!(!md.contains("downstream via TCP relay failed"), "{md}");

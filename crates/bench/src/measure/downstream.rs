@@ -1,7 +1,9 @@
 //! The synthetic downstream measured directly: the same client, the same
 //! tool, the same load levels as through a gateway, so that the gateway's
 //! added cost is the difference. Started as its own process
-//! (`connecta-bench synthetic-downstream`) at the same shape.
+//! (`connecta-bench synthetic-downstream`) at the same shape. Measured a
+//! second time through `connecta-bench tcp-relay` ([`measure_relayed`]):
+//! one more loopback hop and no work, the floor of that added cost.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,6 +34,27 @@ pub fn command(bench_exe: &Path) -> String {
     )
 }
 
+/// Launch the synthetic downstream at `shape`.
+async fn launch(
+    bench_exe: &Path,
+    shape: &Shape,
+    plan: &Plan,
+    log_file: Option<PathBuf>,
+) -> anyhow::Result<ServerProcess> {
+    ServerProcess::launch(&LaunchSpec {
+        command: command(bench_exe),
+        env: protocol_env(shape),
+        ready_timeout: Duration::from_secs(plan.ready_timeout_secs),
+        log_file,
+    })
+    .await
+}
+
+/// The MCP endpoint of connector `c` on a loopback `port`.
+fn connector_url(port: u16, c: usize) -> String {
+    format!("http://127.0.0.1:{port}{}", connector_path(c))
+}
+
 /// Launch the synthetic downstream at `shape`, measure it, stop it.
 pub async fn measure(
     bench_exe: &Path,
@@ -39,13 +62,7 @@ pub async fn measure(
     plan: &Plan,
     log_file: Option<PathBuf>,
 ) -> anyhow::Result<DownstreamReport> {
-    let spec = LaunchSpec {
-        command: command(bench_exe),
-        env: protocol_env(shape),
-        ready_timeout: Duration::from_secs(plan.ready_timeout_secs),
-        log_file,
-    };
-    let server = ServerProcess::launch(&spec).await?;
+    let server = launch(bench_exe, shape, plan, log_file).await?;
     let result = measure_running(&server, shape, plan, None).await;
     let stop = Figure::from_result(server.stop(Duration::from_secs(10)).await);
     let mut report = result?;
@@ -54,72 +71,82 @@ pub async fn measure(
 }
 
 /// The command line that starts a TCP relay to the downstream on `port`.
-pub fn relay_command(bench_exe: &Path, port: u16) -> String {
+pub fn relay_command_line(bench_exe: &Path, port: u16) -> String {
     format!(
         "{} tcp-relay --to 127.0.0.1:{port}",
         shell_quote(&bench_exe.to_string_lossy())
     )
 }
 
+/// Where [`measure_relayed`] writes the logs of its two processes.
+#[derive(Debug, Clone)]
+pub struct RelayedLogs {
+    pub downstream: PathBuf,
+    pub relay: PathBuf,
+}
+
 /// Launch the synthetic downstream at `shape` and a TCP relay in front of
-/// it (`crate::relay`), measure the downstream through the relay exactly as
-/// [`measure`] measures it alone, stop both. The server figures (CPU per
-/// call, memory) are the relay's.
+/// it (`crate::relay`), measure the downstream through the relay as
+/// [`measure`] measures it alone (its direct calls in turn with calls
+/// straight to the downstream), stop both. The server figures (CPU per
+/// call, memory) are the relay's; its startup is not measured (the relay
+/// starts in front of a downstream that is already up).
 pub async fn measure_relayed(
     bench_exe: &Path,
     shape: &Shape,
     plan: &Plan,
-    log_file: Option<PathBuf>,
+    logs: Option<RelayedLogs>,
 ) -> anyhow::Result<DownstreamReport> {
-    let ready_timeout = Duration::from_secs(plan.ready_timeout_secs);
-    let downstream = ServerProcess::launch(&LaunchSpec {
-        command: command(bench_exe),
-        env: protocol_env(shape),
-        ready_timeout,
-        log_file: log_file.clone(),
-    })
-    .await?;
-    let relay = ServerProcess::launch(&LaunchSpec {
-        command: relay_command(bench_exe, downstream.ready.port),
-        env: protocol_env(shape),
-        ready_timeout,
-        log_file: log_file.map(|f| f.with_extension("relay.log")),
-    })
-    .await;
-    let direct_url = format!(
-        "http://127.0.0.1:{}{}",
-        downstream.ready.port,
-        connector_path(shape.probe().0)
-    );
-    let result = match &relay {
-        Ok(relay) => measure_running(relay, shape, plan, Some(&direct_url)).await,
-        Err(e) => Err(anyhow::anyhow!("starting the relay: {e:#}")),
+    let (downstream_log, relay_log) = match logs {
+        Some(l) => (Some(l.downstream), Some(l.relay)),
+        None => (None, None),
     };
-    let stop = match relay {
-        Ok(relay) => Figure::from_result(relay.stop(Duration::from_secs(10)).await),
-        Err(_) => Figure::Skipped("the relay did not start".into()),
+    let downstream = launch(bench_exe, shape, plan, downstream_log).await?;
+    let relay = match ServerProcess::launch(&LaunchSpec {
+        command: relay_command_line(bench_exe, downstream.ready.port),
+        env: Vec::new(),
+        ready_timeout: Duration::from_secs(plan.ready_timeout_secs),
+        log_file: relay_log,
+    })
+    .await
+    {
+        Ok(relay) => relay,
+        Err(e) => {
+            stop_behind_relay(downstream).await;
+            return Err(e.context("starting the relay"));
+        }
     };
-    let _ = downstream.stop(Duration::from_secs(10)).await;
+    let straight = connector_url(downstream.ready.port, shape.probe().0);
+    let result = measure_running(&relay, shape, plan, Some(&straight)).await;
+    let stop = Figure::from_result(relay.stop(Duration::from_secs(10)).await);
+    stop_behind_relay(downstream).await;
     let mut report = result?;
+    report.startup = Figure::Skipped("the relay starts in front of a running downstream".into());
     report.stop = stop;
     Ok(report)
 }
 
+/// Stop the downstream that was behind the relay; its stop is not a figure
+/// of the report, so a slow one is only said.
+async fn stop_behind_relay(downstream: ServerProcess) {
+    match downstream.stop(Duration::from_secs(10)).await {
+        Ok(outcome) if outcome.exited_on_sigterm => {}
+        Ok(_) => eprintln!("  the downstream behind the relay had to be killed"),
+        Err(e) => eprintln!("  stopping the downstream behind the relay: {e:#}"),
+    }
+}
+
 /// Measure the downstream behind `server` (itself, or the relay in front
-/// of it). With `alongside`, the direct calls through `server` alternate
+/// of it). With `straight_url`, the direct calls through `server` alternate
 /// with calls straight to that URL ([`sample::alternating`]).
 async fn measure_running(
     server: &ServerProcess,
     shape: &Shape,
     plan: &Plan,
-    alongside: Option<&str>,
+    straight_url: Option<&str>,
 ) -> anyhow::Result<DownstreamReport> {
     let (c, t) = shape.probe();
-    let url = format!(
-        "http://127.0.0.1:{}{}",
-        server.ready.port,
-        connector_path(c)
-    );
+    let url = connector_url(server.ready.port, c);
     let (client, pages, walk) = first_list(
         &url,
         Duration::from_secs(plan.ready_timeout_secs),
@@ -141,7 +168,7 @@ async fn measure_running(
     let call = lookup_request(&tool_name(t));
     let echo: Check = Arc::new(|i, r| checks::echoes(r, i as i64));
     let client = Arc::new(client);
-    let (direct_call, alongside) = match alongside {
+    let (direct_call, alongside) = match straight_url {
         None => (
             sample::sequential(
                 plan.warmup,

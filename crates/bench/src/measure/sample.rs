@@ -82,6 +82,17 @@ impl Tally {
     }
 }
 
+/// Time request `i` of `f` into `tally`.
+async fn timed<F, Fut>(f: &mut F, i: usize, tally: &mut Tally, check: &Check)
+where
+    F: FnMut(usize) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    let started = Instant::now();
+    let response = f(i).await;
+    tally.add(i, response, ms(started.elapsed()), check);
+}
+
 /// `warmup` untimed requests, then `count` timed ones, one after another.
 /// Request indices run on from the warm-up's.
 pub async fn sequential<F, Fut>(warmup: usize, count: usize, mut f: F, check: Check) -> Samples
@@ -94,17 +105,16 @@ where
     }
     let mut tally = Tally::default();
     for i in warmup..warmup + count {
-        let started = Instant::now();
-        let response = f(i).await;
-        tally.add(i, response, ms(started.elapsed()), &check);
+        timed(&mut f, i, &mut tally, &check).await;
     }
     tally.finish()
 }
 
 /// Two servers sampled in turn, call by call: `count` timed requests to
 /// each after `warmup` untimed pairs, the first of each pair alternating
-/// between `a` and `b`, so a machine that gets busier or quieter during the
-/// run moves both alike. Both get the same request index.
+/// between `a` and `b` (`paired::rotation`), so a machine that gets busier
+/// or quieter during the run moves both alike. Both get the same request
+/// index.
 pub async fn alternating<A, FutA, B, FutB>(
     warmup: usize,
     count: usize,
@@ -119,19 +129,17 @@ where
     FutB: Future<Output = Response>,
 {
     for i in 0..warmup {
-        let _ = a(i).await;
-        let _ = b(i).await;
+        for side in super::paired::rotation(i, 2) {
+            let _ = if side == 0 { a(i).await } else { b(i).await };
+        }
     }
     let (mut tally_a, mut tally_b) = (Tally::default(), Tally::default());
     for i in warmup..warmup + count {
-        for a_now in [i % 2 == 0, i % 2 != 0] {
-            let started = Instant::now();
-            if a_now {
-                let response = a(i).await;
-                tally_a.add(i, response, ms(started.elapsed()), &check);
+        for side in super::paired::rotation(i, 2) {
+            if side == 0 {
+                timed(&mut a, i, &mut tally_a, &check).await;
             } else {
-                let response = b(i).await;
-                tally_b.add(i, response, ms(started.elapsed()), &check);
+                timed(&mut b, i, &mut tally_b, &check).await;
             }
         }
     }

@@ -202,7 +202,10 @@ pub fn render(out: &mut String, report: &Report) {
             let ours = direct_p50(t);
             let downstream = downstream_p50(&shape.downstream);
             let added = ours.zip(downstream).map(|(a, b)| a - b);
-            let hop = shape.relayed.measured().and_then(super::markdown::hop_p50);
+            let hop = shape
+                .relayed
+                .measured()
+                .and_then(DownstreamReport::hop_p50_ms);
             let rss = rss_after_load(t);
             if let Some(rss) = rss {
                 points.push((tools as f64, rss as f64));

@@ -171,6 +171,16 @@ pub struct DownstreamReport {
     pub stop: Figure<StopOutcome>,
 }
 
+impl DownstreamReport {
+    /// What the relay's hop adds to the direct call's p50: `direct_call`
+    /// minus `alongside`, calls made in turn; `None` without both (the
+    /// downstream measured alone has no `alongside`).
+    pub fn hop_p50_ms(&self) -> Option<f64> {
+        let p50 = |f: &Figure<Samples>| f.measured()?.latency.as_ref().map(|l| l.p50_ms);
+        Some(p50(&self.direct_call)? - p50(&self.alongside)?)
+    }
+}
+
 /// Everything measured at one shape.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -255,4 +265,47 @@ pub struct Report {
     /// How busy the machine was over the whole run.
     pub machine_load: LoadWindow,
     pub wall_seconds: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Distribution;
+
+    fn samples(ms: &[f64]) -> Figure<Samples> {
+        Figure::Measured(Samples {
+            latency: Distribution::from_ms(ms.to_vec()),
+            errors: 0,
+            first_error: None,
+            sample_response: None,
+        })
+    }
+
+    fn report(direct_call: Figure<Samples>, alongside: Figure<Samples>) -> DownstreamReport {
+        DownstreamReport {
+            startup: Figure::Skipped("not measured here".into()),
+            tools_list: Figure::Skipped("not measured here".into()),
+            direct_call,
+            alongside,
+            load: Vec::new(),
+            memory_after_load: Figure::Skipped("not measured here".into()),
+            stop: Figure::Skipped("not measured here".into()),
+        }
+    }
+
+    #[test]
+    fn the_hop_is_the_relayed_p50_minus_the_straight_p50_of_calls_made_in_turn() {
+        let relayed = report(samples(&[0.30, 0.32, 0.40]), samples(&[0.25, 0.26, 0.50]));
+        let hop = relayed.hop_p50_ms().expect("both measured");
+        assert!((hop - 0.06).abs() < 1e-9, "{hop}");
+        // The downstream measured alone has no calls in turn: no hop.
+        let alone = report(
+            samples(&[0.30]),
+            Figure::Skipped("measured only through the relay".into()),
+        );
+        assert_eq!(alone.hop_p50_ms(), None);
+        // Nor when every call through the relay failed.
+        let failed = report(samples(&[]), samples(&[0.25]));
+        assert_eq!(failed.hop_p50_ms(), None);
+    }
 }
