@@ -17,7 +17,7 @@ use connecta_bench::launcher::serve_synthetic::{self, DownstreamMode, ServeSynth
 use connecta_bench::launcher::{ENV_CONNECTORS, ENV_TOOLS_PER_CONNECTOR, Ready, shell_quote};
 use connecta_bench::measure::{Driver, TargetSpec};
 use connecta_bench::plan::{Plan, Shape};
-use connecta_bench::relay;
+use connecta_bench::relay::{self, RelayKind};
 use connecta_bench::run::{RunOptions, run};
 use connecta_bench::synthetic::{self, ConnectorCatalog, DEFAULT_PAGE_SIZE};
 use tokio::signal::unix::{SignalKind, signal};
@@ -45,6 +45,9 @@ enum Command {
     /// Copy each connection's bytes to a downstream and back: one loopback
     /// hop and nothing else (the floor of a gateway's added cost).
     TcpRelay(RelayArgs),
+    /// Forward each HTTP request to a downstream unread (axum in, reqwest
+    /// out): the hop and connecta's two HTTP stacks, without MCP.
+    HttpRelay(RelayArgs),
 }
 
 #[derive(Debug, Args)]
@@ -152,7 +155,8 @@ fn main() -> ExitCode {
             Command::Run(args) => run_command(args).await,
             Command::SyntheticDownstream(args) => downstream_command(args).await,
             Command::ServeSynthetic(args) => serve_command(args).await,
-            Command::TcpRelay(args) => relay_command(args).await,
+            Command::TcpRelay(args) => relay_command(args, RelayKind::Tcp).await,
+            Command::HttpRelay(args) => relay_command(args, RelayKind::Http).await,
         }
     });
     match result {
@@ -280,13 +284,23 @@ async fn ready_until_signalled(port: u16) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn relay_command(args: RelayArgs) -> anyhow::Result<u8> {
+async fn relay_command(args: RelayArgs, kind: RelayKind) -> anyhow::Result<u8> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .context("binding 127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
     let shutdown = CancellationToken::new();
-    let relay = tokio::spawn(relay::serve(listener, args.to, shutdown.clone()));
+    let relay = match kind {
+        RelayKind::Tcp => tokio::spawn(relay::serve(listener, args.to, shutdown.clone())),
+        RelayKind::Http => tokio::spawn({
+            let shutdown = shutdown.clone();
+            async move {
+                if let Err(e) = relay::serve_http(listener, args.to, shutdown).await {
+                    eprintln!("http-relay: {e:#}");
+                }
+            }
+        }),
+    };
     ready_until_signalled(port).await?;
     shutdown.cancel();
     let _ = relay.await;

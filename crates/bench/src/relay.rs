@@ -1,22 +1,60 @@
-//! `connecta-bench tcp-relay`: the floor of any gateway's added cost.
+//! The floor of any gateway's added cost, in two layers.
 //!
 //! A gateway in front of a downstream adds one loopback hop: the client's
-//! request reaches the gateway, which makes its own to the downstream. This
-//! relay adds that hop and nothing else: each accepted connection gets one
-//! connection to the downstream, and bytes are copied both ways as they
-//! come (no HTTP, no JSON, no MCP). The synthetic downstream measured
-//! through it, next to the downstream alone, gives what the hop itself
-//! costs on this machine: kernel copies and the wake-ups of one more
-//! process. What a gateway adds beyond that is its own work.
+//! request reaches the gateway, which makes its own to the downstream.
 //!
-//! It runs on a multi-threaded tokio runtime with one worker per core, as
-//! connecta does, and sets `TCP_NODELAY` on both sides, as connecta does.
+//! - `connecta-bench tcp-relay` ([`serve`]) adds that hop and nothing
+//!   else: each accepted connection gets one connection to the downstream,
+//!   and bytes are copied both ways as they come (no HTTP, no JSON, no
+//!   MCP). What it adds is what the hop itself costs on this machine:
+//!   kernel copies and the wake-ups of one more process.
+//! - `connecta-bench http-relay` ([`serve_http`]) adds the hop and the two
+//!   HTTP stacks connecta is built on, and nothing of MCP: axum serves each
+//!   request, which is posted unread to the downstream with a pooled
+//!   reqwest client (keep-alive, `TCP_NODELAY`, as connecta's), and the
+//!   answer is streamed back unread. What it adds beyond the TCP relay is
+//!   what those stacks cost; what connecta adds beyond it is MCP and
+//!   connecta's own work.
+//!
+//! Both run on a multi-threaded tokio runtime with one worker per core, as
+//! connecta does, and set `TCP_NODELAY` on their connections, as connecta
+//! does.
 
 use std::net::SocketAddr;
 
 use anyhow::Context;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
+
+/// Which relay: bytes only, or HTTP through connecta's stacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelayKind {
+    Tcp,
+    Http,
+}
+
+impl RelayKind {
+    /// The `connecta-bench` subcommand that runs it.
+    pub fn subcommand(self) -> &'static str {
+        match self {
+            RelayKind::Tcp => "tcp-relay",
+            RelayKind::Http => "http-relay",
+        }
+    }
+
+    /// What the report calls the downstream measured through it.
+    pub fn column(self) -> &'static str {
+        match self {
+            RelayKind::Tcp => "downstream via TCP relay",
+            RelayKind::Http => "downstream via HTTP relay",
+        }
+    }
+}
 
 /// Relay every connection accepted on `listener` to `to` until `shutdown`.
 /// A connection whose downstream cannot be reached is closed. Failures go
@@ -67,6 +105,90 @@ async fn relay(mut client: TcpStream, to: SocketAddr) -> anyhow::Result<()> {
         .await
         .context("copying")?;
     Ok(())
+}
+
+/// The largest request body the HTTP relay forwards.
+const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
+/// Serve HTTP on `listener`, forwarding every request to `to` unread and
+/// streaming the answer back unread, until `shutdown`. A downstream that
+/// cannot be reached is a 502.
+pub async fn serve_http(
+    listener: TcpListener,
+    to: SocketAddr,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let client = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        // A relay passes a redirect on instead of following it.
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .context("building the HTTP client")?;
+    let base: std::sync::Arc<str> = format!("http://{to}").into();
+    let app = axum::Router::new()
+        .fallback(move |request: Request| forward(client.clone(), base.clone(), request));
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            eprintln!("http-relay: TCP_NODELAY: {e}");
+        }
+    });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+        .context("serving")
+}
+
+/// Headers that belong to one connection, not to the message (RFC 9110
+/// §7.6.1), and `Host`, which the next request gets from its URL.
+const NOT_FORWARDED: [header::HeaderName; 7] = [
+    header::CONNECTION,
+    header::HOST,
+    header::TRANSFER_ENCODING,
+    header::TE,
+    header::TRAILER,
+    header::UPGRADE,
+    header::PROXY_AUTHORIZATION,
+];
+
+/// `headers` without the ones [`NOT_FORWARDED`] names. A `Content-Length`
+/// stays: the body passes unchanged, and hyper frames it by that length.
+fn forwarded(mut headers: HeaderMap) -> HeaderMap {
+    for name in NOT_FORWARDED {
+        headers.remove(name);
+    }
+    headers.remove("keep-alive");
+    headers
+}
+
+async fn forward(client: reqwest::Client, base: std::sync::Arc<str>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let body = match axum::body::to_bytes(body, MAX_REQUEST_BYTES).await {
+        Ok(body) => body,
+        Err(e) => {
+            return (StatusCode::BAD_REQUEST, format!("reading the request: {e}")).into_response();
+        }
+    };
+    let answer = client
+        .request(parts.method, format!("{base}{path}"))
+        .headers(forwarded(parts.headers))
+        .body(body)
+        .send()
+        .await;
+    match answer {
+        Ok(answer) => {
+            let status = answer.status();
+            let headers = forwarded(answer.headers().clone());
+            let mut response = Response::new(Body::from_stream(answer.bytes_stream()));
+            *response.status_mut() = status;
+            *response.headers_mut() = headers;
+            response
+        }
+        Err(e) => {
+            eprintln!("http-relay: {e:#}");
+            (StatusCode::BAD_GATEWAY, format!("{e:#}")).into_response()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -170,6 +292,144 @@ mod tests {
             .expect("the relay closes the connection");
         // Reset or orderly close, either ends the read without data.
         assert!(read.is_err() || rest.is_empty(), "{read:?} {rest:?}");
+    }
+
+    /// A downstream that answers every request with what it received, a
+    /// session header, and for `/redirect` a 307.
+    async fn echoing_http_server() -> SocketAddr {
+        use axum::http::HeaderValue;
+        let app = axum::Router::new().fallback(|request: Request| async move {
+            let (parts, body) = request.into_parts();
+            let body = axum::body::to_bytes(body, 1 << 20)
+                .await
+                .unwrap_or_default();
+            if parts.uri.path() == "/redirect" {
+                return (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [(header::LOCATION, "/elsewhere")],
+                )
+                    .into_response();
+            }
+            let seen = serde_json::json!({
+                "method": parts.method.as_str(),
+                "uri": parts.uri.to_string(),
+                "host": parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()),
+                "session": parts.headers.get("mcp-session-id").and_then(|h| h.to_str().ok()),
+                "body": String::from_utf8_lossy(&body),
+            });
+            let mut response = axum::Json(seen).into_response();
+            response
+                .headers_mut()
+                .insert("mcp-session-id", HeaderValue::from_static("s-2"));
+            response
+        });
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().expect("local address");
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        addr
+    }
+
+    async fn http_relay_to(to: SocketAddr) -> (SocketAddr, CancellationToken) {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().expect("local address");
+        let shutdown = CancellationToken::new();
+        tokio::spawn(serve_http(listener, to, shutdown.clone()));
+        (addr, shutdown)
+    }
+
+    #[tokio::test]
+    async fn the_http_relay_forwards_the_request_and_the_answer_unread() {
+        let downstream = echoing_http_server().await;
+        let (relay, _shutdown) = http_relay_to(downstream).await;
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client");
+        let answer = client
+            .post(format!("http://{relay}/connector_3/mcp?x=1"))
+            .header("mcp-session-id", "s-1")
+            .body(r#"{"jsonrpc":"2.0"}"#)
+            .send()
+            .await
+            .expect("an answer through the relay");
+        assert_eq!(answer.status(), 200);
+        assert_eq!(answer.headers()["mcp-session-id"], "s-2");
+        let seen: serde_json::Value = answer.json().await.expect("JSON");
+        assert_eq!(seen["method"], "POST");
+        assert_eq!(seen["uri"], "/connector_3/mcp?x=1");
+        assert_eq!(seen["host"], downstream.to_string());
+        assert_eq!(seen["session"], "s-1");
+        assert_eq!(seen["body"], r#"{"jsonrpc":"2.0"}"#);
+
+        // A redirect is passed on, not followed.
+        let moved = client
+            .post(format!("http://{relay}/redirect"))
+            .send()
+            .await
+            .expect("an answer through the relay");
+        assert_eq!(moved.status(), 307);
+        assert_eq!(moved.headers()[header::LOCATION], "/elsewhere");
+    }
+
+    #[tokio::test]
+    async fn the_http_relay_streams_an_answer_as_it_comes() {
+        // The downstream sends one event, then holds the stream open.
+        let (release, held) = tokio::sync::oneshot::channel::<()>();
+        let held = Arc::new(std::sync::Mutex::new(Some(held)));
+        let app = axum::Router::new().fallback(move || {
+            let held = held.lock().unwrap_or_else(|p| p.into_inner()).take();
+            async move {
+                let first = futures::stream::once(async {
+                    Ok::<_, std::io::Error>(axum::body::Bytes::from_static(b"data: 1\n\n"))
+                });
+                let rest = futures::stream::once(async move {
+                    if let Some(held) = held {
+                        let _ = held.await;
+                    }
+                    Ok(axum::body::Bytes::from_static(b"data: 2\n\n"))
+                });
+                (
+                    [(header::CONTENT_TYPE, "text/event-stream")],
+                    Body::from_stream(futures::StreamExt::chain(first, rest)),
+                )
+            }
+        });
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let downstream = listener.local_addr().expect("local address");
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let (relay, _shutdown) = http_relay_to(downstream).await;
+        let mut answer = reqwest::get(format!("http://{relay}/events"))
+            .await
+            .expect("an answer through the relay");
+        let first = tokio::time::timeout(Duration::from_secs(10), answer.chunk())
+            .await
+            .expect("the first event before the stream ends")
+            .expect("a chunk");
+        assert_eq!(first.as_deref(), Some(&b"data: 1\n\n"[..]));
+        let _ = release.send(());
+        let rest = answer.bytes().await.expect("the rest");
+        assert_eq!(&rest[..], b"data: 2\n\n");
+    }
+
+    #[tokio::test]
+    async fn the_http_relay_answers_502_when_the_downstream_is_gone() {
+        let gone = {
+            let l = TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind loopback");
+            l.local_addr().expect("local address")
+        };
+        let (relay, _shutdown) = http_relay_to(gone).await;
+        let answer = reqwest::get(format!("http://{relay}/mcp"))
+            .await
+            .expect("an answer from the relay itself");
+        assert_eq!(answer.status(), 502);
     }
 
     #[tokio::test]

@@ -1,14 +1,16 @@
 //! A whole run: for each shape, the downstream alone, the downstream
-//! through a TCP relay, then each target; then the report files. Targets are measured one after another, never
+//! through a TCP relay and through an HTTP relay, then each target; then
+//! the report files. Targets are measured one after another, never
 //! at once, so they do not share the two cores.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::machine::WindowStart;
 use crate::measure::{TargetSpec, downstream, paired, target};
 use crate::plan::{Plan, Shape};
-use crate::report::model::{Figure, Machine, PairedReport, Report, ShapeReport};
+use crate::relay::RelayKind;
+use crate::report::model::{DownstreamReport, Figure, Machine, PairedReport, Report, ShapeReport};
 use crate::report::{self};
 
 /// Everything a run needs.
@@ -23,6 +25,29 @@ pub struct RunOptions {
     pub out_dir: PathBuf,
     /// Measure the synthetic downstream alone at each shape.
     pub measure_downstream: bool,
+}
+
+/// The downstream at `shape` measured through a `kind` relay, unless the
+/// downstream is not measured at all.
+async fn through_relay(
+    options: &RunOptions,
+    shape: &Shape,
+    kind: RelayKind,
+    logs: &Path,
+) -> Figure<DownstreamReport> {
+    if !options.measure_downstream {
+        return Figure::Skipped("--no-downstream".into());
+    }
+    eprintln!("  {}…", kind.column());
+    let name = kind.subcommand();
+    let logs = downstream::RelayedLogs {
+        downstream: logs.join(format!("{}-{name}-downstream.log", shape.name)),
+        relay: logs.join(format!("{}-{name}.log", shape.name)),
+    };
+    Figure::from_result(
+        downstream::measure_relayed(&options.bench_exe, kind, shape, &options.plan, Some(logs))
+            .await,
+    )
 }
 
 /// Run, write the report, return it.
@@ -50,19 +75,8 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
         } else {
             Figure::Skipped("--no-downstream".into())
         };
-        let relayed = if options.measure_downstream {
-            eprintln!("  downstream through a TCP relay…");
-            let logs = downstream::RelayedLogs {
-                downstream: logs.join(format!("{}-relayed-downstream.log", shape.name)),
-                relay: logs.join(format!("{}-relay.log", shape.name)),
-            };
-            Figure::from_result(
-                downstream::measure_relayed(&options.bench_exe, shape, &options.plan, Some(logs))
-                    .await,
-            )
-        } else {
-            Figure::Skipped("--no-downstream".into())
-        };
+        let relayed = through_relay(options, shape, RelayKind::Tcp, &logs).await;
+        let http_relayed = through_relay(options, shape, RelayKind::Http, &logs).await;
         let mut targets = Vec::new();
         for spec in &options.targets {
             eprintln!("  {}…", spec.label);
@@ -73,6 +87,7 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
             shape: shape.clone(),
             downstream,
             relayed,
+            http_relayed,
             targets,
             machine_load: window.finish(),
         });

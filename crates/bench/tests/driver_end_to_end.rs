@@ -4,8 +4,8 @@
 //! `execute_code`). A second stand-in (`--fake-gateway liar`) answers every
 //! call with the wrong value. The run must measure the first, count every
 //! call of the second as an error, skip code mode with a reason, measure
-//! the downstream alone and through the TCP relay, and write both report
-//! files.
+//! the downstream alone and through the TCP and HTTP relays, and write
+//! both report files.
 //!
 //! The stand-in exists only to exercise the driver; its timings mean
 //! nothing and no report from it is kept.
@@ -234,36 +234,38 @@ async fn drive() {
         Some(2)
     );
 
-    // The same downstream through the TCP relay: every call answered, and
-    // the server figures are the relay process's own.
-    let relayed = &shape["relayed"];
-    assert_eq!(status(relayed), "measured", "{relayed}");
-    let direct = &relayed["value"]["directCall"]["value"];
-    assert_eq!(direct["errors"], 0, "{direct}");
-    assert_eq!(direct["latency"]["samples"], 20);
-    // Straight to the downstream, in turn with the relayed calls.
-    let alongside = &relayed["value"]["alongside"]["value"];
-    assert_eq!(alongside["errors"], 0, "{alongside}");
-    assert_eq!(alongside["latency"]["samples"], 20, "{alongside}");
     assert_eq!(status(&downstream["value"]["alongside"]), "skipped");
-    // The relay starts in front of a running downstream: no startup figure.
-    assert_eq!(status(&relayed["value"]["startup"]), "skipped");
-    let relay_loads = relayed["value"]["load"]
-        .as_array()
-        .expect("relay load levels");
-    assert_eq!(relay_loads.len(), 2);
-    for load in relay_loads {
-        assert_eq!(load["value"]["errors"], 0, "{load}");
-        assert!(load["value"]["serverCpuUsPerCall"].is_number(), "{load}");
+    // The same downstream through each relay: every call answered, and the
+    // server figures are the relay process's own.
+    for (key, subcommand) in [("relayed", "tcp-relay"), ("httpRelayed", "http-relay")] {
+        let relayed = &shape[key];
+        assert_eq!(status(relayed), "measured", "{key}: {relayed}");
+        let direct = &relayed["value"]["directCall"]["value"];
+        assert_eq!(direct["errors"], 0, "{key}: {direct}");
+        assert_eq!(direct["latency"]["samples"], 20);
+        // Straight to the downstream, in turn with the relayed calls.
+        let alongside = &relayed["value"]["alongside"]["value"];
+        assert_eq!(alongside["errors"], 0, "{key}: {alongside}");
+        assert_eq!(alongside["latency"]["samples"], 20, "{key}: {alongside}");
+        // A relay starts in front of a running downstream: no startup figure.
+        assert_eq!(status(&relayed["value"]["startup"]), "skipped");
+        let relay_loads = relayed["value"]["load"]
+            .as_array()
+            .expect("relay load levels");
+        assert_eq!(relay_loads.len(), 2);
+        for load in relay_loads {
+            assert_eq!(load["value"]["errors"], 0, "{key}: {load}");
+            assert!(load["value"]["serverCpuUsPerCall"].is_number(), "{load}");
+        }
+        let command = relayed["value"]["memoryAfterLoad"]["value"]["server"]["command"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(command.contains(subcommand), "{key}: {relayed}");
+        assert_eq!(
+            relayed["value"]["stop"]["value"]["exitedOnSigterm"], true,
+            "{key}: {relayed}"
+        );
     }
-    let relay_command = relayed["value"]["memoryAfterLoad"]["value"]["server"]["command"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(relay_command.contains("tcp-relay"), "{relayed}");
-    assert_eq!(
-        relayed["value"]["stop"]["value"]["exitedOnSigterm"], true,
-        "{relayed}"
-    );
 
     let ok = &shape["targets"][0];
     assert_eq!(ok["label"], "stand-in");
@@ -347,32 +349,37 @@ async fn drive() {
     assert!(md.contains("## How cost grows"), "{md}");
     assert!(md.contains("### downstream alone"), "{md}");
     assert!(
-        md.contains("| downstream alone | downstream via TCP relay |"),
+        md.contains("| downstream alone | downstream via TCP relay | downstream via HTTP relay |"),
         "{md}"
     );
     assert!(md.contains("a bare hop adds (TCP relay)"), "{md}");
-    // The hop's row has a number in the relay's column (and only there).
+    assert!(md.contains("the hop with HTTP adds (HTTP relay)"), "{md}");
+    // The hop's row has a number in each relay's column (and only there).
     let hop_row = md
         .lines()
-        .find(|l| l.starts_with("| a bare hop: direct call through the relay minus straight"))
+        .find(|l| l.starts_with("| the relay's hop: direct call through it minus straight"))
         .unwrap_or_else(|| panic!("no hop row: {md}"));
     let header = md
         .lines()
         .find(|l| l.starts_with("| figure |"))
         .unwrap_or_else(|| panic!("no table: {md}"));
-    let relay_column = header
-        .split('|')
-        .map(str::trim)
-        .position(|c| c == "downstream via TCP relay")
-        .unwrap_or_else(|| panic!("no relay column: {header}"));
+    let column = |name: &str| {
+        header
+            .split('|')
+            .map(str::trim)
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no {name} column: {header}"))
+    };
     let cells: Vec<&str> = hop_row.split('|').map(str::trim).collect();
-    assert!(cells[relay_column].ends_with(" ms"), "{hop_row}");
-    assert_eq!(cells[relay_column - 1], "—", "{hop_row}");
+    assert_eq!(cells[column("downstream alone")], "—", "{hop_row}");
+    for relay in ["downstream via TCP relay", "downstream via HTTP relay"] {
+        assert!(cells[column(relay)].ends_with(" ms"), "{hop_row}");
+    }
     assert!(
-        md.contains("| direct call straight to the downstream, in turn with the relay's, p50 |"),
+        md.contains("| direct call straight to the downstream, in turn with each relay's, p50 |"),
         "{md}"
     );
-    assert!(!md.contains("downstream via TCP relay failed"), "{md}");
+    assert!(!md.contains("relay failed"), "{md}");
     assert!(md.contains("### stand-in"), "{md}");
     assert!(
         md.contains("Soak (3 rounds of 30 calls at 4 in flight)"),

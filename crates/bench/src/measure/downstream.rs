@@ -2,8 +2,9 @@
 //! tool, the same load levels as through a gateway, so that the gateway's
 //! added cost is the difference. Started as its own process
 //! (`connecta-bench synthetic-downstream`) at the same shape. Measured a
-//! second time through `connecta-bench tcp-relay` ([`measure_relayed`]):
-//! one more loopback hop and no work, the floor of that added cost.
+//! again through `connecta-bench tcp-relay` and `http-relay`
+//! ([`measure_relayed`]): one more loopback hop and no work, then the hop
+//! with connecta's HTTP stacks and no MCP, the floor of that added cost.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use super::target::{
 };
 use crate::launcher::{LaunchSpec, ServerProcess, shell_quote};
 use crate::plan::{Plan, Shape};
+use crate::relay::RelayKind;
 use crate::report::model::{DownstreamReport, Figure, Startup};
 use crate::stats::ms;
 use crate::synthetic::http::connector_path;
@@ -70,11 +72,12 @@ pub async fn measure(
     Ok(report)
 }
 
-/// The command line that starts a TCP relay to the downstream on `port`.
-pub fn relay_command_line(bench_exe: &Path, port: u16) -> String {
+/// The command line that starts a `kind` relay to the downstream on `port`.
+pub fn relay_command_line(bench_exe: &Path, kind: RelayKind, port: u16) -> String {
     format!(
-        "{} tcp-relay --to 127.0.0.1:{port}",
-        shell_quote(&bench_exe.to_string_lossy())
+        "{} {} --to 127.0.0.1:{port}",
+        shell_quote(&bench_exe.to_string_lossy()),
+        kind.subcommand()
     )
 }
 
@@ -85,14 +88,15 @@ pub struct RelayedLogs {
     pub relay: PathBuf,
 }
 
-/// Launch the synthetic downstream at `shape` and a TCP relay in front of
-/// it (`crate::relay`), measure the downstream through the relay as
+/// Launch the synthetic downstream at `shape` and a `kind` relay in front
+/// of it (`crate::relay`), measure the downstream through the relay as
 /// [`measure`] measures it alone (its direct calls in turn with calls
 /// straight to the downstream), stop both. The server figures (CPU per
 /// call, memory) are the relay's; its startup is not measured (the relay
 /// starts in front of a downstream that is already up).
 pub async fn measure_relayed(
     bench_exe: &Path,
+    kind: RelayKind,
     shape: &Shape,
     plan: &Plan,
     logs: Option<RelayedLogs>,
@@ -103,7 +107,7 @@ pub async fn measure_relayed(
     };
     let downstream = launch(bench_exe, shape, plan, downstream_log).await?;
     let relay = match ServerProcess::launch(&LaunchSpec {
-        command: relay_command_line(bench_exe, downstream.ready.port),
+        command: relay_command_line(bench_exe, kind, downstream.ready.port),
         env: Vec::new(),
         ready_timeout: Duration::from_secs(plan.ready_timeout_secs),
         log_file: relay_log,

@@ -188,9 +188,9 @@ pub fn render(out: &mut String, report: &Report) {
         let _ = writeln!(out, "### {label}\n");
         let _ = writeln!(
             out,
-            "| shape | tools | direct p50 | downstream p50 | added p50 | a bare hop adds (TCP relay) | warm search p50 | throughput at {max_in_flight} | server RSS after load |"
+            "| shape | tools | direct p50 | downstream p50 | added p50 | a bare hop adds (TCP relay) | the hop with HTTP adds (HTTP relay) | warm search p50 | throughput at {max_in_flight} | server RSS after load |"
         );
-        let _ = writeln!(out, "|{}", " --- |".repeat(9));
+        let _ = writeln!(out, "|{}", " --- |".repeat(10));
         let mut points = Vec::new();
         let mut calls = Vec::new();
         let mut cpu = Vec::new();
@@ -202,10 +202,8 @@ pub fn render(out: &mut String, report: &Report) {
             let ours = direct_p50(t);
             let downstream = downstream_p50(&shape.downstream);
             let added = ours.zip(downstream).map(|(a, b)| a - b);
-            let hop = shape
-                .relayed
-                .measured()
-                .and_then(DownstreamReport::hop_p50_ms);
+            let [hop, http_hop] = [&shape.relayed, &shape.http_relayed]
+                .map(|r| r.measured().and_then(DownstreamReport::hop_p50_ms));
             let rss = rss_after_load(t);
             if let Some(rss) = rss {
                 points.push((tools as f64, rss as f64));
@@ -218,13 +216,14 @@ pub fn render(out: &mut String, report: &Report) {
             }
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 shape.shape.name,
                 super::cells::thousands(tools as u64),
                 cell(ours, Unit::Ms),
                 cell(downstream, Unit::Ms),
                 cell(added, Unit::Ms),
                 cell(hop, Unit::Ms),
+                cell(http_hop, Unit::Ms),
                 cell(search_p50(t), Unit::Ms),
                 cell(throughput_at(t, max_in_flight), Unit::PerSec),
                 cell(rss.map(|r| r as f64 / MB), Unit::Mb),

@@ -9,6 +9,7 @@ use super::growth;
 use super::model::{DownstreamReport, Figure, Report, ShapeReport, TargetReport};
 use super::reference::{self as bars, Applies, Bar, Better, ratio};
 use crate::machine::{LoadSnapshot, LoadWindow};
+use crate::relay::RelayKind;
 use crate::stats::Distribution;
 
 /// One table row.
@@ -18,9 +19,10 @@ struct Row {
     better: Better,
     targets: Vec<Cell>,
     downstream: Cell,
-    /// The downstream through the TCP relay: the same figure one loopback
-    /// hop further away.
-    relayed: Cell,
+    /// The downstream through the TCP relay, then through the HTTP relay:
+    /// the same figure one loopback hop further away, then that hop with
+    /// connecta's HTTP stacks.
+    relayed: [Cell; 2],
     bar: Option<Bar>,
 }
 
@@ -45,8 +47,11 @@ impl Builder<'_> {
         self.report.downstream.measured()
     }
 
-    fn relayed(&self) -> Option<&DownstreamReport> {
-        self.report.relayed.measured()
+    fn relayed(&self) -> [Option<&DownstreamReport>; 2] {
+        [
+            self.report.relayed.measured(),
+            self.report.http_relayed.measured(),
+        ]
     }
 
     fn row(
@@ -58,7 +63,7 @@ impl Builder<'_> {
         downstream: impl Fn(&DownstreamReport) -> Cell,
     ) {
         let bar = bar.filter(|b| b.applies == Applies::Any || self.ten_thousand);
-        let relayed = self.relayed().map_or(Cell::Missing, &downstream);
+        let relayed = self.relayed().map(|r| r.map_or(Cell::Missing, &downstream));
         let downstream = self.downstream().map_or(Cell::Missing, &downstream);
         self.rows.push(Row {
             name: name.to_owned(),
@@ -203,7 +208,7 @@ fn build_rows(report: &ShapeReport, in_flight: &[usize]) -> Vec<Row> {
         |d| Cell::from_samples(&d.direct_call, p95),
     );
     b.row(
-        "direct call straight to the downstream, in turn with the relay's, p50",
+        "direct call straight to the downstream, in turn with each relay's, p50",
         Unit::Ms,
         None,
         |_| Cell::Missing,
@@ -213,7 +218,7 @@ fn build_rows(report: &ShapeReport, in_flight: &[usize]) -> Vec<Row> {
         },
     );
     b.row(
-        "a bare hop: direct call through the relay minus straight to the downstream, in turn, p50",
+        "the relay's hop: direct call through it minus straight to the downstream, in turn, p50",
         Unit::Ms,
         None,
         |_| Cell::Missing,
@@ -395,7 +400,8 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
         .filter(|r| {
             r.targets
                 .iter()
-                .chain([&r.downstream, &r.relayed])
+                .chain([&r.downstream])
+                .chain(&r.relayed)
                 .any(|c| *c != Cell::Missing)
         })
         .collect();
@@ -410,7 +416,12 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
     if pair {
         let _ = write!(header, " {} vs {} |", labels[0], labels[1]);
     }
-    header.push_str(" downstream alone | downstream via TCP relay |");
+    let _ = write!(
+        header,
+        " downstream alone | {} | {} |",
+        RelayKind::Tcp.column(),
+        RelayKind::Http.column()
+    );
     if bars {
         header.push_str(" goal | published | here | vs here | goal met |");
     }
@@ -431,9 +442,10 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
         }
         let _ = write!(
             out,
-            " {} | {} |",
+            " {} | {} | {} |",
             format_cell(&row.downstream, row.unit),
-            format_cell(&row.relayed, row.unit)
+            format_cell(&row.relayed[0], row.unit),
+            format_cell(&row.relayed[1], row.unit)
         );
         if bars {
             let ours = row.targets.first().and_then(Cell::value);
@@ -464,7 +476,8 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
     out.push('\n');
     for (name, figure) in [
         ("downstream alone", &report.downstream),
-        ("downstream via TCP relay", &report.relayed),
+        (RelayKind::Tcp.column(), &report.relayed),
+        (RelayKind::Http.column(), &report.http_relayed),
     ] {
         match figure {
             Figure::Failed(e) => {
@@ -569,7 +582,10 @@ pub fn render(report: &Report) -> String {
          and back: one more loopback hop and no work, the floor of a gateway's added cost (its \
          server CPU and RSS are the relay's; it has no startup figure, since it starts in front \
          of a running downstream; its direct calls are made in turn with calls straight to the \
-         downstream, and their difference is the bare hop's row). Goal rows marked 10,000 tools in PERFORMANCE.md show their \
+         downstream, and their difference is the hop's row). \"downstream via HTTP relay\" is the \
+         same through `connecta-bench http-relay`, which serves each request with axum and posts \
+         it unread to the downstream with a pooled reqwest client, the HTTP stacks connecta is \
+         built on, and streams the answer back unread: the hop with HTTP and no MCP. Goal rows marked 10,000 tools in PERFORMANCE.md show their \
          bars only at the 10,000-tool shapes.\n",
         match report.plan.driver {
             crate::measure::Driver::Rmcp => "rmcp client",

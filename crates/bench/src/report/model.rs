@@ -191,6 +191,10 @@ pub struct ShapeReport {
     /// the downstream plus one loopback hop, the floor of a gateway's added
     /// cost. Its server figures (CPU per call, memory) are the relay's.
     pub relayed: Figure<DownstreamReport>,
+    /// The same downstream through the HTTP relay (`crate::relay`): the
+    /// hop and connecta's HTTP stacks (axum, reqwest), no MCP. Its server
+    /// figures are that relay's.
+    pub http_relayed: Figure<DownstreamReport>,
     pub targets: Vec<TargetReport>,
     /// How busy the machine was while this shape was measured.
     pub machine_load: LoadWindow,
