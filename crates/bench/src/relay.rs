@@ -235,6 +235,14 @@ mod tests {
         (addr, shutdown)
     }
 
+    /// A loopback address nothing listens on any more.
+    async fn gone_address() -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        listener.local_addr().expect("local address")
+    }
+
     /// Write `text`, end the write side, read the answer to its end.
     async fn exchange(stream: &mut TcpStream, text: &[u8]) -> Vec<u8> {
         stream.write_all(text).await.expect("write");
@@ -276,12 +284,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_downstream_that_is_gone_closes_the_connection() {
-        let gone = {
-            let l = TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind loopback");
-            l.local_addr().expect("local address")
-        };
+        let gone = gone_address().await;
         let (relay, _shutdown) = relay_to(gone).await;
         let mut client = TcpStream::connect(relay)
             .await
@@ -419,12 +422,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_http_relay_answers_502_when_the_downstream_is_gone() {
-        let gone = {
-            let l = TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind loopback");
-            l.local_addr().expect("local address")
-        };
+        let gone = gone_address().await;
         let (relay, _shutdown) = http_relay_to(gone).await;
         let answer = reqwest::get(format!("http://{relay}/mcp"))
             .await
