@@ -8,8 +8,8 @@
 //!   SIGTERM to stop) and `serve-synthetic`, which puts connecta behind it;
 //! - [`measure`] + [`report`]: the driver, an rmcp client that measures a
 //!   launched server over streamable HTTP, and the report it writes;
-//! - [`relay`]: a TCP relay, the floor any gateway's added cost is judged
-//!   against (the downstream measured through it).
+//! - [`relay`]: a TCP relay and an HTTP relay, the floor any gateway's
+//!   added cost is judged against (the downstream measured through each).
 //!
 //! Architecture invariant: the driver knows servers only through the
 //! launcher protocol and MCP on the wire. Nothing here links the gateway;

@@ -292,18 +292,17 @@ async fn relay_command(args: RelayArgs, kind: RelayKind) -> anyhow::Result<u8> {
     let shutdown = CancellationToken::new();
     let relay = match kind {
         RelayKind::Tcp => tokio::spawn(relay::serve(listener, args.to, shutdown.clone())),
-        RelayKind::Http => tokio::spawn({
-            let shutdown = shutdown.clone();
-            async move {
-                if let Err(e) = relay::serve_http(listener, args.to, shutdown).await {
-                    eprintln!("http-relay: {e:#}");
-                }
-            }
-        }),
+        RelayKind::Http => tokio::spawn(relay::serve_http(
+            listener,
+            relay::http_app(args.to)?,
+            shutdown.clone(),
+        )),
     };
     ready_until_signalled(port).await?;
     shutdown.cancel();
-    let _ = relay.await;
+    // The HTTP relay lets requests in flight finish; a stream a client
+    // holds open must not keep it up.
+    let _ = tokio::time::timeout(Duration::from_secs(2), relay).await;
     Ok(0)
 }
 

@@ -39,6 +39,9 @@ pub enum RelayKind {
 }
 
 impl RelayKind {
+    /// Both, in the order the report shows them.
+    pub const ALL: [RelayKind; 2] = [RelayKind::Tcp, RelayKind::Http];
+
     /// The `connecta-bench` subcommand that runs it.
     pub fn subcommand(self) -> &'static str {
         match self {
@@ -110,14 +113,11 @@ async fn relay(mut client: TcpStream, to: SocketAddr) -> anyhow::Result<()> {
 /// The largest request body the HTTP relay forwards.
 const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
-/// Serve HTTP on `listener`, forwarding every request to `to` unread and
-/// streaming the answer back unread, until `shutdown`. A downstream that
-/// cannot be reached is a 502.
-pub async fn serve_http(
-    listener: TcpListener,
-    to: SocketAddr,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+/// The HTTP relay's router: every request forwarded to `to` unread, the
+/// answer streamed back unread; a downstream that cannot be reached is a
+/// 502. Built before the relay says it is ready, so a client that cannot
+/// be built fails the launch, not the calls.
+pub fn http_app(to: SocketAddr) -> anyhow::Result<axum::Router> {
     let client = reqwest::Client::builder()
         .tcp_nodelay(true)
         // A relay passes a redirect on instead of following it.
@@ -125,43 +125,85 @@ pub async fn serve_http(
         .build()
         .context("building the HTTP client")?;
     let base: std::sync::Arc<str> = format!("http://{to}").into();
-    let app = axum::Router::new()
-        .fallback(move |request: Request| forward(client.clone(), base.clone(), request));
+    Ok(axum::Router::new()
+        .fallback(move |request: Request| forward(client.clone(), base.clone(), request)))
+}
+
+/// Serve `app` ([`http_app`]) on `listener` until `shutdown`, then let the
+/// requests in flight finish. Failures go to stderr, as [`serve`]'s do.
+///
+/// Unlike connecta, it serves with `axum::serve`, without connecta's
+/// `RepollSelfWakes` (`crates/server/src/self_wake.rs`: hyper wakes a
+/// connection's own task when its handler reads a request body, which
+/// connecta absorbs); docs/performance.md "The HTTP stacks alone" says
+/// what that leaves in its figures.
+pub async fn serve_http(listener: TcpListener, app: axum::Router, shutdown: CancellationToken) {
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             eprintln!("http-relay: TCP_NODELAY: {e}");
         }
     });
-    axum::serve(listener, app)
+    if let Err(e) = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
-        .context("serving")
+    {
+        eprintln!("http-relay: serving: {e}");
+    }
 }
 
 /// Headers that belong to one connection, not to the message (RFC 9110
-/// §7.6.1), and `Host`, which the next request gets from its URL.
-const NOT_FORWARDED: [header::HeaderName; 7] = [
-    header::CONNECTION,
-    header::HOST,
-    header::TRANSFER_ENCODING,
-    header::TE,
-    header::TRAILER,
-    header::UPGRADE,
-    header::PROXY_AUTHORIZATION,
+/// §7.6.1, and the older `Keep-Alive` and `Proxy-Connection`), and `Host`,
+/// which the next request gets from its URL. Headers a `Connection` header
+/// names are dropped too ([`forwarded`]).
+const NOT_FORWARDED: [&str; 10] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "host",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "proxy-authorization",
+    "proxy-authenticate",
 ];
 
-/// `headers` without the ones [`NOT_FORWARDED`] names. A `Content-Length`
-/// stays: the body passes unchanged, and hyper frames it by that length.
+/// `headers` without the ones [`NOT_FORWARDED`] names and the ones its
+/// `Connection` header names. A `Content-Length` stays: the body passes
+/// unchanged, and hyper frames it by that length.
 fn forwarded(mut headers: HeaderMap) -> HeaderMap {
-    for name in NOT_FORWARDED {
+    let named: Vec<String> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|name| name.trim().to_ascii_lowercase())
+        .filter(|name| !name.is_empty())
+        .collect();
+    for name in NOT_FORWARDED
+        .iter()
+        .copied()
+        .chain(named.iter().map(String::as_str))
+    {
         headers.remove(name);
     }
-    headers.remove("keep-alive");
     headers
 }
 
 async fn forward(client: reqwest::Client, base: std::sync::Arc<str>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_REQUEST_BYTES) {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request body is over the relay's limit",
+        )
+            .into_response();
+    }
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let body = match axum::body::to_bytes(body, MAX_REQUEST_BYTES).await {
         Ok(body) => body,
@@ -176,9 +218,9 @@ async fn forward(client: reqwest::Client, base: std::sync::Arc<str>, request: Re
         .send()
         .await;
     match answer {
-        Ok(answer) => {
+        Ok(mut answer) => {
             let status = answer.status();
-            let headers = forwarded(answer.headers().clone());
+            let headers = forwarded(std::mem::take(answer.headers_mut()));
             let mut response = Response::new(Body::from_stream(answer.bytes_stream()));
             *response.status_mut() = status;
             *response.headers_mut() = headers;
@@ -298,8 +340,9 @@ mod tests {
     }
 
     /// A downstream that answers every request with what it received, a
-    /// session header, and for `/redirect` a 307.
-    async fn echoing_http_server() -> SocketAddr {
+    /// session header, and for `/redirect` a 307; it counts its
+    /// connections.
+    async fn echoing_http_server() -> (SocketAddr, Arc<AtomicUsize>) {
         use axum::http::HeaderValue;
         let app = axum::Router::new().fallback(|request: Request| async move {
             let (parts, body) = request.into_parts();
@@ -313,11 +356,13 @@ mod tests {
                 )
                     .into_response();
             }
+            let text = |name: &str| parts.headers.get(name).and_then(|h| h.to_str().ok());
             let seen = serde_json::json!({
                 "method": parts.method.as_str(),
                 "uri": parts.uri.to_string(),
-                "host": parts.headers.get(header::HOST).and_then(|h| h.to_str().ok()),
-                "session": parts.headers.get("mcp-session-id").and_then(|h| h.to_str().ok()),
+                "host": text("host"),
+                "session": text("mcp-session-id"),
+                "contentLength": text("content-length"),
                 "body": String::from_utf8_lossy(&body),
             });
             let mut response = axum::Json(seen).into_response();
@@ -330,8 +375,13 @@ mod tests {
             .await
             .expect("bind loopback");
         let addr = listener.local_addr().expect("local address");
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        let listener = listener.tap_io(move |_| {
+            count.fetch_add(1, Ordering::SeqCst);
+        });
         tokio::spawn(async move { axum::serve(listener, app).await });
-        addr
+        (addr, accepted)
     }
 
     async fn http_relay_to(to: SocketAddr) -> (SocketAddr, CancellationToken) {
@@ -340,13 +390,14 @@ mod tests {
             .expect("bind loopback");
         let addr = listener.local_addr().expect("local address");
         let shutdown = CancellationToken::new();
-        tokio::spawn(serve_http(listener, to, shutdown.clone()));
+        let app = http_app(to).expect("the relay's client");
+        tokio::spawn(serve_http(listener, app, shutdown.clone()));
         (addr, shutdown)
     }
 
     #[tokio::test]
     async fn the_http_relay_forwards_the_request_and_the_answer_unread() {
-        let downstream = echoing_http_server().await;
+        let (downstream, accepted) = echoing_http_server().await;
         let (relay, _shutdown) = http_relay_to(downstream).await;
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -361,12 +412,33 @@ mod tests {
             .expect("an answer through the relay");
         assert_eq!(answer.status(), 200);
         assert_eq!(answer.headers()["mcp-session-id"], "s-2");
-        let seen: serde_json::Value = answer.json().await.expect("JSON");
+        let length = answer.headers().get(header::CONTENT_LENGTH).cloned();
+        let seen = answer.bytes().await.expect("the answer's body");
+        // The answer keeps its length: framed by it, not re-chunked.
+        assert_eq!(
+            length.and_then(|l| l.to_str().ok()?.parse::<usize>().ok()),
+            Some(seen.len())
+        );
+        let seen: serde_json::Value = serde_json::from_slice(&seen).expect("JSON");
         assert_eq!(seen["method"], "POST");
         assert_eq!(seen["uri"], "/connector_3/mcp?x=1");
         assert_eq!(seen["host"], downstream.to_string());
         assert_eq!(seen["session"], "s-1");
+        assert_eq!(seen["contentLength"], "17");
         assert_eq!(seen["body"], r#"{"jsonrpc":"2.0"}"#);
+
+        // Calls one after another share one kept-alive downstream connection.
+        for _ in 0..5 {
+            let again = client
+                .post(format!("http://{relay}/connector_3/mcp"))
+                .body("{}")
+                .send()
+                .await
+                .expect("an answer through the relay");
+            assert_eq!(again.status(), 200);
+            let _ = again.bytes().await;
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
 
         // A redirect is passed on, not followed.
         let moved = client
@@ -428,6 +500,46 @@ mod tests {
             .await
             .expect("an answer from the relay itself");
         assert_eq!(answer.status(), 502);
+    }
+
+    #[test]
+    fn hop_by_hop_headers_and_the_ones_connection_names_are_not_forwarded() {
+        let mut headers = HeaderMap::new();
+        for (name, value) in [
+            ("connection", "x-hop, Keep-Alive"),
+            ("x-hop", "1"),
+            ("keep-alive", "timeout=5"),
+            ("te", "trailers"),
+            ("host", "127.0.0.1:1"),
+            ("transfer-encoding", "chunked"),
+            ("proxy-connection", "keep-alive"),
+            ("content-length", "17"),
+            ("mcp-session-id", "s-1"),
+            ("accept", "application/json"),
+        ] {
+            headers.append(
+                header::HeaderName::from_static(name),
+                header::HeaderValue::from_static(value),
+            );
+        }
+        let kept = forwarded(headers);
+        let mut names: Vec<&str> = kept.keys().map(|k| k.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["accept", "content-length", "mcp-session-id"]);
+    }
+
+    #[tokio::test]
+    async fn the_http_relay_stops_accepting_on_shutdown() {
+        let (downstream, _) = echoing_http_server().await;
+        let (relay, shutdown) = http_relay_to(downstream).await;
+        shutdown.cancel();
+        for _ in 0..200 {
+            if TcpStream::connect(relay).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("the HTTP relay still accepts after shutdown");
     }
 
     #[tokio::test]

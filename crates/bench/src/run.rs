@@ -75,7 +75,7 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
         } else {
             Figure::Skipped("--no-downstream".into())
         };
-        let relayed = through_relay(options, shape, RelayKind::Tcp, &logs).await;
+        let tcp_relayed = through_relay(options, shape, RelayKind::Tcp, &logs).await;
         let http_relayed = through_relay(options, shape, RelayKind::Http, &logs).await;
         let mut targets = Vec::new();
         for spec in &options.targets {
@@ -86,7 +86,7 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
         shapes.push(ShapeReport {
             shape: shape.clone(),
             downstream,
-            relayed,
+            tcp_relayed,
             http_relayed,
             targets,
             machine_load: window.finish(),

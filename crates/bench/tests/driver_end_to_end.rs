@@ -237,7 +237,7 @@ async fn drive() {
     assert_eq!(status(&downstream["value"]["alongside"]), "skipped");
     // The same downstream through each relay: every call answered, and the
     // server figures are the relay process's own.
-    for (key, subcommand) in [("relayed", "tcp-relay"), ("httpRelayed", "http-relay")] {
+    for (key, subcommand) in [("tcpRelayed", "tcp-relay"), ("httpRelayed", "http-relay")] {
         let relayed = &shape[key];
         assert_eq!(status(relayed), "measured", "{key}: {relayed}");
         let direct = &relayed["value"]["directCall"]["value"];

@@ -1,7 +1,7 @@
 //! The synthetic downstream measured directly: the same client, the same
 //! tool, the same load levels as through a gateway, so that the gateway's
 //! added cost is the difference. Started as its own process
-//! (`connecta-bench synthetic-downstream`) at the same shape. Measured a
+//! (`connecta-bench synthetic-downstream`) at the same shape. Measured
 //! again through `connecta-bench tcp-relay` and `http-relay`
 //! ([`measure_relayed`]): one more loopback hop and no work, then the hop
 //! with connecta's HTTP stacks and no MCP, the floor of that added cost.

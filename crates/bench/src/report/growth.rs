@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::cells::{MB, Unit, format_value};
 use super::model::{DownstreamReport, Figure, PairedReport, Report, SoakRound, TargetReport};
+use crate::relay::RelayKind;
 
 fn direct_p50(t: &TargetReport) -> Option<f64> {
     t.direct_call.measured()?.latency.as_ref().map(|d| d.p50_ms)
@@ -202,8 +203,12 @@ pub fn render(out: &mut String, report: &Report) {
             let ours = direct_p50(t);
             let downstream = downstream_p50(&shape.downstream);
             let added = ours.zip(downstream).map(|(a, b)| a - b);
-            let [hop, http_hop] = [&shape.relayed, &shape.http_relayed]
-                .map(|r| r.measured().and_then(DownstreamReport::hop_p50_ms));
+            let [hop, http_hop] = RelayKind::ALL.map(|kind| {
+                shape
+                    .through(kind)
+                    .measured()
+                    .and_then(DownstreamReport::hop_p50_ms)
+            });
             let rss = rss_after_load(t);
             if let Some(rss) = rss {
                 points.push((tools as f64, rss as f64));

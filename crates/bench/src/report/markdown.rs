@@ -48,10 +48,7 @@ impl Builder<'_> {
     }
 
     fn relayed(&self) -> [Option<&DownstreamReport>; 2] {
-        [
-            self.report.relayed.measured(),
-            self.report.http_relayed.measured(),
-        ]
+        RelayKind::ALL.map(|kind| self.report.through(kind).measured())
     }
 
     fn row(
@@ -416,12 +413,10 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
     if pair {
         let _ = write!(header, " {} vs {} |", labels[0], labels[1]);
     }
-    let _ = write!(
-        header,
-        " downstream alone | {} | {} |",
-        RelayKind::Tcp.column(),
-        RelayKind::Http.column()
-    );
+    header.push_str(" downstream alone |");
+    for kind in RelayKind::ALL {
+        let _ = write!(header, " {} |", kind.column());
+    }
     if bars {
         header.push_str(" goal | published | here | vs here | goal met |");
     }
@@ -440,13 +435,9 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
             };
             let _ = write!(out, " {} |", format_ratio(r));
         }
-        let _ = write!(
-            out,
-            " {} | {} | {} |",
-            format_cell(&row.downstream, row.unit),
-            format_cell(&row.relayed[0], row.unit),
-            format_cell(&row.relayed[1], row.unit)
-        );
+        for cell in [&row.downstream].into_iter().chain(&row.relayed) {
+            let _ = write!(out, " {} |", format_cell(cell, row.unit));
+        }
         if bars {
             let ours = row.targets.first().and_then(Cell::value);
             let (goal, published, here, vs_here, met): (String, String, String, String, String) =
@@ -474,11 +465,11 @@ fn render_shape(out: &mut String, report: &ShapeReport, in_flight: &[usize]) {
         out.push('\n');
     }
     out.push('\n');
-    for (name, figure) in [
-        ("downstream alone", &report.downstream),
-        (RelayKind::Tcp.column(), &report.relayed),
-        (RelayKind::Http.column(), &report.http_relayed),
-    ] {
+    let relayed = RelayKind::ALL.map(|kind| (kind.column(), report.through(kind)));
+    for (name, figure) in [("downstream alone", &report.downstream)]
+        .into_iter()
+        .chain(relayed)
+    {
         match figure {
             Figure::Failed(e) => {
                 let _ = writeln!(out, "- {name} failed: {e}");

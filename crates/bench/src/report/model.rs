@@ -7,6 +7,7 @@ use serde::Serialize;
 use crate::launcher::StopOutcome;
 use crate::machine::LoadWindow;
 use crate::plan::{Plan, Shape};
+use crate::relay::RelayKind;
 use crate::rss::TreeMemory;
 use crate::stats::Distribution;
 
@@ -190,7 +191,7 @@ pub struct ShapeReport {
     /// The same downstream measured through a TCP relay (`crate::relay`):
     /// the downstream plus one loopback hop, the floor of a gateway's added
     /// cost. Its server figures (CPU per call, memory) are the relay's.
-    pub relayed: Figure<DownstreamReport>,
+    pub tcp_relayed: Figure<DownstreamReport>,
     /// The same downstream through the HTTP relay (`crate::relay`): the
     /// hop and connecta's HTTP stacks (axum, reqwest), no MCP. Its server
     /// figures are that relay's.
@@ -198,6 +199,16 @@ pub struct ShapeReport {
     pub targets: Vec<TargetReport>,
     /// How busy the machine was while this shape was measured.
     pub machine_load: LoadWindow,
+}
+
+impl ShapeReport {
+    /// The downstream measured through a `kind` relay.
+    pub fn through(&self, kind: RelayKind) -> &Figure<DownstreamReport> {
+        match kind {
+            RelayKind::Tcp => &self.tcp_relayed,
+            RelayKind::Http => &self.http_relayed,
+        }
+    }
 }
 
 /// One side of the paired per-call measurement.
