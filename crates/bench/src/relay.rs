@@ -528,18 +528,24 @@ mod tests {
         assert_eq!(names, ["accept", "content-length", "mcp-session-id"]);
     }
 
+    /// Whether `addr` refuses connections within a second: the relay's
+    /// listener is dropped once its accept loop has returned.
+    async fn stops_accepting(addr: SocketAddr) -> bool {
+        for _ in 0..200 {
+            if TcpStream::connect(addr).await.is_err() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        false
+    }
+
     #[tokio::test]
     async fn the_http_relay_stops_accepting_on_shutdown() {
         let (downstream, _) = echoing_http_server().await;
         let (relay, shutdown) = http_relay_to(downstream).await;
         shutdown.cancel();
-        for _ in 0..200 {
-            if TcpStream::connect(relay).await.is_err() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        panic!("the HTTP relay still accepts after shutdown");
+        assert!(stops_accepting(relay).await, "the HTTP relay still accepts");
     }
 
     #[tokio::test]
@@ -547,13 +553,6 @@ mod tests {
         let (downstream, _) = reversing_server().await;
         let (relay, shutdown) = relay_to(downstream).await;
         shutdown.cancel();
-        // The listener is dropped once the accept loop returns.
-        for _ in 0..200 {
-            if TcpStream::connect(relay).await.is_err() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        panic!("the relay still accepts after shutdown");
+        assert!(stops_accepting(relay).await, "the relay still accepts");
     }
 }
