@@ -5,6 +5,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
 use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -137,13 +138,15 @@ impl Catalog {
         let mut kept: Vec<Arc<ToolDef>> = Vec::with_capacity(tools.len());
         for tool in tools {
             let hash = hasher.hash_one(tool.name.as_str());
-            if by_name.find(hash, |&i| kept[i].name == tool.name).is_some() {
-                continue;
+            let entry = by_name.entry(
+                hash,
+                |&i| kept[i].name == tool.name,
+                |&i| hasher.hash_one(kept[i].name.as_str()),
+            );
+            if let Entry::Vacant(vacant) = entry {
+                vacant.insert(kept.len());
+                kept.push(Arc::new(tool));
             }
-            by_name.insert_unique(hash, kept.len(), |&i| {
-                hasher.hash_one(kept[i].name.as_str())
-            });
-            kept.push(Arc::new(tool));
         }
         let fingerprint = fingerprint(&kept);
         Catalog {
