@@ -52,12 +52,12 @@ from hot_functions import (PROGRAMS, callgrind_wrapper, drive_worker, self_costs
                            synthetic_gateway, tail)
 
 ADDRESS = "connector_3.lookup_record_4"
+VERSION = "2025-06-18"
 
 
 def address_for(connectors, tools):
     """`ADDRESS`, or the nearest tool a smaller synthetic catalog has."""
     return f"connector_{min(3, connectors - 1)}.lookup_record_{min(4, tools - 1)}"
-VERSION = "2025-06-18"
 
 
 def request_for(kind, address=ADDRESS):

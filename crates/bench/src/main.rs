@@ -290,14 +290,7 @@ async fn relay_command(args: RelayArgs, kind: RelayKind) -> anyhow::Result<u8> {
         .context("binding 127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
     let shutdown = CancellationToken::new();
-    let relay = match kind {
-        RelayKind::Tcp => tokio::spawn(relay::serve(listener, args.to, shutdown.clone())),
-        RelayKind::Http => tokio::spawn(relay::serve_http(
-            listener,
-            relay::http_app(args.to)?,
-            shutdown.clone(),
-        )),
-    };
+    let relay = relay::spawn(kind, listener, args.to, shutdown.clone())?;
     ready_until_signalled(port).await?;
     shutdown.cancel();
     // The HTTP relay lets requests in flight finish; a stream a client

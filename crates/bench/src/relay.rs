@@ -59,6 +59,21 @@ impl RelayKind {
     }
 }
 
+/// Start a `kind` relay from `listener` to `to` on a task of its own,
+/// until `shutdown`. Fails only when the HTTP relay's client cannot be
+/// built, before anything is served.
+pub fn spawn(
+    kind: RelayKind,
+    listener: TcpListener,
+    to: SocketAddr,
+    shutdown: CancellationToken,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    Ok(match kind {
+        RelayKind::Tcp => tokio::spawn(serve(listener, to, shutdown)),
+        RelayKind::Http => tokio::spawn(serve_http(listener, http_app(to)?, shutdown)),
+    })
+}
+
 /// Relay every connection accepted on `listener` to `to` until `shutdown`.
 /// A connection whose downstream cannot be reached is closed. Failures go
 /// to stderr (the run's log for the relay): a relay that fails quietly
@@ -192,18 +207,6 @@ fn forwarded(mut headers: HeaderMap) -> HeaderMap {
 
 async fn forward(client: reqwest::Client, base: std::sync::Arc<str>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let declared = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > MAX_REQUEST_BYTES) {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "the request body is over the relay's limit",
-        )
-            .into_response();
-    }
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let body = match axum::body::to_bytes(body, MAX_REQUEST_BYTES).await {
         Ok(body) => body,
@@ -243,13 +246,19 @@ mod tests {
 
     use super::*;
 
-    /// A downstream that reads each connection to its end, then answers
-    /// with the bytes reversed and closes; it counts its connections.
-    async fn reversing_server() -> (SocketAddr, Arc<AtomicUsize>) {
+    /// A listener on a loopback port of its own, and its address.
+    async fn loopback() -> (TcpListener, SocketAddr) {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind loopback");
         let addr = listener.local_addr().expect("local address");
+        (listener, addr)
+    }
+
+    /// A downstream that reads each connection to its end, then answers
+    /// with the bytes reversed and closes; it counts its connections.
+    async fn reversing_server() -> (SocketAddr, Arc<AtomicUsize>) {
+        let (listener, addr) = loopback().await;
         let accepted = Arc::new(AtomicUsize::new(0));
         let count = accepted.clone();
         tokio::spawn(async move {
@@ -267,22 +276,21 @@ mod tests {
         (addr, accepted)
     }
 
-    async fn relay_to(to: SocketAddr) -> (SocketAddr, CancellationToken) {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
-        let addr = listener.local_addr().expect("local address");
+    /// A `kind` relay to `to`: its address, and what stops it.
+    async fn started(kind: RelayKind, to: SocketAddr) -> (SocketAddr, CancellationToken) {
+        let (listener, addr) = loopback().await;
         let shutdown = CancellationToken::new();
-        tokio::spawn(serve(listener, to, shutdown.clone()));
+        spawn(kind, listener, to, shutdown.clone()).expect("the relay starts");
         (addr, shutdown)
+    }
+
+    async fn relay_to(to: SocketAddr) -> (SocketAddr, CancellationToken) {
+        started(RelayKind::Tcp, to).await
     }
 
     /// A loopback address nothing listens on any more.
     async fn gone_address() -> SocketAddr {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
-        listener.local_addr().expect("local address")
+        loopback().await.1
     }
 
     /// Write `text`, end the write side, read the answer to its end.
@@ -371,10 +379,7 @@ mod tests {
                 .insert("mcp-session-id", HeaderValue::from_static("s-2"));
             response
         });
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
-        let addr = listener.local_addr().expect("local address");
+        let (listener, addr) = loopback().await;
         let accepted = Arc::new(AtomicUsize::new(0));
         let count = accepted.clone();
         let listener = listener.tap_io(move |_| {
@@ -385,14 +390,7 @@ mod tests {
     }
 
     async fn http_relay_to(to: SocketAddr) -> (SocketAddr, CancellationToken) {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
-        let addr = listener.local_addr().expect("local address");
-        let shutdown = CancellationToken::new();
-        let app = http_app(to).expect("the relay's client");
-        tokio::spawn(serve_http(listener, app, shutdown.clone()));
-        (addr, shutdown)
+        started(RelayKind::Http, to).await
     }
 
     #[tokio::test]
@@ -473,10 +471,7 @@ mod tests {
                 )
             }
         });
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
-        let downstream = listener.local_addr().expect("local address");
+        let (listener, downstream) = loopback().await;
         tokio::spawn(async move { axum::serve(listener, app).await });
         let (relay, _shutdown) = http_relay_to(downstream).await;
         let mut answer = reqwest::get(format!("http://{relay}/events"))

@@ -45,8 +45,7 @@ async fn through_relay(
         relay: logs.join(format!("{}-{name}.log", shape.name)),
     };
     Figure::from_result(
-        downstream::measure_relayed(&options.bench_exe, kind, shape, &options.plan, Some(logs))
-            .await,
+        downstream::measure_relayed(&options.bench_exe, kind, shape, &options.plan, logs).await,
     )
 }
 

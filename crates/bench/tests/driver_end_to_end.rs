@@ -385,6 +385,32 @@ async fn drive() {
         md.contains("Soak (3 rounds of 30 calls at 4 in flight)"),
         "{md}"
     );
+    // scripts/report_medians.py reads the report as written (the floor's
+    // figures docs/performance.md quotes over several runs).
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/report_medians.py");
+    let medians = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&out_dir)
+        .output()
+        .expect("python3 runs");
+    let printed = String::from_utf8_lossy(&medians.stdout);
+    assert!(
+        medians.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&medians.stderr)
+    );
+    assert!(printed.starts_with("tiny (1 reports)"), "{printed}");
+    for figure in [
+        "a bare hop adds, p50 ms (TCP relay, in turn): median",
+        "the hop with HTTP adds, p50 ms (HTTP relay, in turn): median",
+        "connecta adds, p50 ms: median",
+        "server CPU per call at 1 in flight, µs: HTTP relay: median",
+    ] {
+        assert!(printed.contains(figure), "{figure}: {printed}");
+    }
+    // This plan has no level at 64 in flight: those figures are left out.
+    assert!(!printed.contains("at 64"), "{printed}");
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 

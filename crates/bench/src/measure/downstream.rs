@@ -99,18 +99,14 @@ pub async fn measure_relayed(
     kind: RelayKind,
     shape: &Shape,
     plan: &Plan,
-    logs: Option<RelayedLogs>,
+    logs: RelayedLogs,
 ) -> anyhow::Result<DownstreamReport> {
-    let (downstream_log, relay_log) = match logs {
-        Some(l) => (Some(l.downstream), Some(l.relay)),
-        None => (None, None),
-    };
-    let downstream = launch(bench_exe, shape, plan, downstream_log).await?;
+    let downstream = launch(bench_exe, shape, plan, Some(logs.downstream)).await?;
     let relay = match ServerProcess::launch(&LaunchSpec {
         command: relay_command_line(bench_exe, kind, downstream.ready.port),
         env: Vec::new(),
         ready_timeout: Duration::from_secs(plan.ready_timeout_secs),
-        log_file: relay_log,
+        log_file: Some(logs.relay),
     })
     .await
     {

@@ -7,10 +7,6 @@ use super::cells::{MB, Unit, format_value};
 use super::model::{DownstreamReport, Figure, PairedReport, Report, SoakRound, TargetReport};
 use crate::relay::RelayKind;
 
-fn direct_p50(t: &TargetReport) -> Option<f64> {
-    t.direct_call.measured()?.latency.as_ref().map(|d| d.p50_ms)
-}
-
 fn search_p50(t: &TargetReport) -> Option<f64> {
     t.search_warm.measured()?.latency.as_ref().map(|d| d.p50_ms)
 }
@@ -57,13 +53,6 @@ fn growth_line(out: &mut String, what: &str, points: &[(usize, f64)], unit: Unit
             if within { "yes" } else { "**no**" }
         );
     }
-}
-
-/// The direct-call p50 of the downstream alone.
-fn downstream_p50(d: &Figure<DownstreamReport>) -> Option<f64> {
-    d.measured()
-        .and_then(|d| d.direct_call.measured())
-        .and_then(|s| s.latency.as_ref().map(|d| d.p50_ms))
 }
 
 fn rss_after_load(t: &TargetReport) -> Option<u64> {
@@ -200,8 +189,11 @@ pub fn render(out: &mut String, report: &Report) {
                 continue;
             };
             let tools = shape.shape.total_tools();
-            let ours = direct_p50(t);
-            let downstream = downstream_p50(&shape.downstream);
+            let ours = t.direct_call.p50_ms();
+            let downstream = shape
+                .downstream
+                .measured()
+                .and_then(|d| d.direct_call.p50_ms());
             let added = ours.zip(downstream).map(|(a, b)| a - b);
             let [hop, http_hop] = RelayKind::ALL.map(|kind| {
                 shape

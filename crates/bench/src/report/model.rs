@@ -36,6 +36,13 @@ impl<T> Figure<T> {
     }
 }
 
+impl Figure<Samples> {
+    /// The p50 of the successful samples, if there were any.
+    pub fn p50_ms(&self) -> Option<f64> {
+        self.measured()?.latency.as_ref().map(|l| l.p50_ms)
+    }
+}
+
 /// Repeated samples of one request.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -177,8 +184,7 @@ impl DownstreamReport {
     /// minus `alongside`, calls made in turn; `None` without both (the
     /// downstream measured alone has no `alongside`).
     pub fn hop_p50_ms(&self) -> Option<f64> {
-        let p50 = |f: &Figure<Samples>| f.measured()?.latency.as_ref().map(|l| l.p50_ms);
-        Some(p50(&self.direct_call)? - p50(&self.alongside)?)
+        Some(self.direct_call.p50_ms()? - self.alongside.p50_ms()?)
     }
 }
 
@@ -285,7 +291,6 @@ pub struct Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::Distribution;
 
     fn samples(ms: &[f64]) -> Figure<Samples> {
         Figure::Measured(Samples {
