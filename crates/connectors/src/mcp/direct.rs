@@ -273,8 +273,10 @@ impl Direct {
         let mut limits = StreamableHttpResponseLimits::default();
         limits.max_sse_event_size = config.max_sse_event_size;
         limits.max_json_response_size = config.max_json_response_size;
+        let url = reqwest::Url::parse(&config.uri).ok()?;
         let target = Target {
-            url: reqwest::Url::parse(&config.uri).ok()?,
+            plain: super::plain::route(&url),
+            url,
             headers,
             limits,
         };
@@ -711,7 +713,7 @@ fn call_response(result: ServerResult) -> Result<CallToolResponse, ServiceError>
     }
 }
 
-fn transport_error(e: HttpError) -> ServiceError {
+pub(super) fn transport_error(e: HttpError) -> ServiceError {
     ServiceError::TransportSend(DynamicTransportError::from_parts(
         "streamable-http",
         std::any::TypeId::of::<HttpError>(),

@@ -280,7 +280,7 @@ impl HttpTransport {
 }
 
 /// Most redirects followed for one request (rmcp's default client's limit).
-const MAX_REDIRECTS: usize = 10;
+pub(crate) const MAX_REDIRECTS: usize = 10;
 
 /// One client for the whole process: building one loads and parses the
 /// system's root certificates, which a hundred connectors would otherwise
@@ -305,7 +305,7 @@ fn shared_client() -> Option<reqwest::Client> {
 /// follow rmcp's rule: same-origin 307 and 308 only (they keep the method and
 /// body; anything else, or another origin, would lose the message or replay
 /// the session id and headers elsewhere).
-fn pooled_client() -> reqwest::Result<reqwest::Client> {
+pub(crate) fn pooled_client() -> reqwest::Result<reqwest::Client> {
     reqwest::Client::builder()
         .tcp_nodelay(true)
         .redirect(reqwest::redirect::Policy::custom(|attempt| {

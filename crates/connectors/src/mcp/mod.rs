@@ -13,6 +13,7 @@ mod direct;
 mod errors;
 mod handler;
 mod http;
+mod plain;
 mod post;
 mod stdio;
 

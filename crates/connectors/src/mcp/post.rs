@@ -25,7 +25,6 @@ use std::borrow::Cow;
 
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt, TryStreamExt};
-#[cfg(test)]
 use http::HeaderValue;
 use http::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderName, StatusCode};
@@ -40,6 +39,8 @@ pub(crate) type HttpError = StreamableHttpError<reqwest::Error>;
 
 const EVENT_STREAM: &str = "text/event-stream";
 const JSON: &str = "application/json";
+/// What a POST accepts, as rmcp's client words it.
+const ACCEPTED: &str = "text/event-stream, application/json";
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 /// rmcp keeps a `Retry-After` only up to this length.
 const MAX_RETRY_AFTER_BYTES: usize = 128;
@@ -61,6 +62,8 @@ pub(crate) enum Posted {
 /// Where and how a session's calls are posted, prepared once per session.
 pub(crate) struct Target {
     pub(crate) url: reqwest::Url,
+    /// The URL parsed for hyper when calls go below reqwest (`plain.rs`).
+    pub(crate) plain: Option<http::Uri>,
     /// The connector's headers, its credential and the negotiated
     /// `MCP-Protocol-Version`; rmcp refused its handshake if any of them
     /// clashed with a header it sets itself, so none does here.
@@ -77,19 +80,28 @@ impl Target {
         body: Vec<u8>,
         session: Option<&str>,
     ) -> Result<Posted, HttpError> {
-        let mut request = http
-            .post(self.url.clone())
-            .header(ACCEPT, "text/event-stream, application/json")
-            .header(CONTENT_TYPE, JSON)
-            .headers(self.headers.clone());
-        if let Some(id) = session {
-            request = request.header(SESSION_ID, id);
-        }
-        let response = request
-            .body(body)
-            .send()
-            .await
-            .map_err(StreamableHttpError::Client)?;
+        let response = match (&self.plain, self.request_headers(session)) {
+            (Some(uri), Some(headers)) => super::plain::post(uri, &self.url, headers, body).await?,
+            // A session id that is not a header value: reqwest's refusal.
+            (_, headers) => {
+                let mut request = http.post(self.url.clone());
+                match headers {
+                    Some(headers) => request = request.headers(headers),
+                    None => {
+                        request = request
+                            .header(ACCEPT, ACCEPTED)
+                            .header(CONTENT_TYPE, JSON)
+                            .headers(self.headers.clone())
+                            .header(SESSION_ID, session.unwrap_or_default());
+                    }
+                }
+                request
+                    .body(body)
+                    .send()
+                    .await
+                    .map_err(StreamableHttpError::Client)?
+            }
+        };
         let status = response.status();
         if let Some(challenge) = challenge(&response)? {
             return Err(challenge);
@@ -127,6 +139,22 @@ impl Target {
         }
         let content_type = content_type.map(|ct| String::from_utf8_lossy(ct.as_bytes()).into());
         Err(StreamableHttpError::UnexpectedContentType(content_type))
+    }
+
+    /// The request's headers: what it accepts, its content type, the
+    /// target's headers and the session; `None` when the session id is not
+    /// a header value.
+    fn request_headers(&self, session: Option<&str>) -> Option<HeaderMap> {
+        let mut headers = HeaderMap::with_capacity(self.headers.len() + 3);
+        headers.insert(ACCEPT, HeaderValue::from_static(ACCEPTED));
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
+        for (name, value) in &self.headers {
+            headers.append(name, value.clone());
+        }
+        if let Some(id) = session {
+            headers.append(SESSION_ID, HeaderValue::from_str(id).ok()?);
+        }
+        Some(headers)
     }
 
     /// A failure status: the JSON-RPC error its JSON body carries, or the
@@ -531,6 +559,27 @@ mod tests {
                 Framing::Short,
             ),
         ]);
+        // Redirects: followed on the same origin (307 and 308 only, with a
+        // `Referer`), answered as they are otherwise.
+        let redirect = |status: u16, location: Option<&'static str>| {
+            let headers = location.map(|l| vec![("location", l)]).unwrap_or_default();
+            ((status, headers, b"moved".to_vec()), Framing::Length)
+        };
+        all.extend([
+            redirect(307, Some("/0")),
+            redirect(308, Some("1?page=2#top")),
+            redirect(307, Some("http://localhost:1/0")),
+            redirect(301, Some("/0")),
+            redirect(303, Some("/0")),
+            redirect(307, None),
+            redirect(307, Some("http://[::1")),
+        ]);
+        // One that redirects to itself until the client gives up.
+        let looping = all.len();
+        all.push(redirect(
+            308,
+            Some(Box::leak(format!("/{looping}").into_boxed_str())),
+        ));
         all
     }
 
@@ -605,8 +654,8 @@ mod tests {
         ]
     }
 
-    /// A request as it arrived: its headers (lower-cased, sorted, without
-    /// `host`) and body.
+    /// A request as it arrived: its request line, its headers (lower-cased,
+    /// sorted, without `host`) and body.
     type Seen = Arc<std::sync::Mutex<Vec<(Vec<String>, Vec<u8>)>>>;
 
     /// Serves `answers()[n]` at `/n`, one request per connection, and keeps
@@ -635,6 +684,7 @@ mod tests {
                 let n = socket.read(&mut buf).await.expect("a body");
                 request.extend_from_slice(&buf[..n]);
             }
+            // The request line first, then the headers but `host`, sorted.
             let mut headers: Vec<String> = head
                 .lines()
                 .skip(1)
@@ -642,13 +692,14 @@ mod tests {
                 .map(str::to_owned)
                 .collect();
             headers.sort();
+            headers.insert(0, head.lines().next().unwrap_or_default().to_owned());
             seen.lock()
                 .expect("the requests")
                 .push((headers, request[start..].to_vec()));
             let n: usize = head
                 .split_whitespace()
                 .nth(1)
-                .and_then(|path| path.trim_start_matches('/').parse().ok())
+                .and_then(|path| path.trim_start_matches('/').split('?').next()?.parse().ok())
                 .expect("a case number");
             let ((status, headers, body), framing) = &answers[n];
             let reason = StatusCode::from_u16(*status)
@@ -708,6 +759,25 @@ mod tests {
         format!("events {seen:?}")
     }
 
+    /// An error as both clients' can be compared: reqwest's own errors by
+    /// kind and text (a body error read through the plain route's answer
+    /// has one source fewer), a redirect refused by either client alike.
+    fn error(e: &HttpError) -> String {
+        match e {
+            StreamableHttpError::Client(e) if e.is_redirect() => "redirect refused".to_owned(),
+            StreamableHttpError::Io(e) if e.to_string().contains("redirect") => {
+                "redirect refused".to_owned()
+            }
+            StreamableHttpError::Client(e) => format!(
+                "Client(decode {}, body {}, request {}: {e})",
+                e.is_decode(),
+                e.is_body(),
+                e.is_request()
+            ),
+            e => format!("{e:?}"),
+        }
+    }
+
     async fn ours(outcome: Result<Posted, HttpError>) -> String {
         match outcome {
             Ok(Posted::Json(body)) => match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
@@ -717,7 +787,7 @@ mod tests {
             Ok(Posted::Error(m)) => format!("json {m:?}"),
             Ok(Posted::Stream(s)) => events(s).await,
             Ok(Posted::Accepted) => "accepted".to_owned(),
-            Err(e) => format!("{e:?}"),
+            Err(e) => error(&e),
         }
     }
 
@@ -727,17 +797,23 @@ mod tests {
             Ok(StreamableHttpPostResponse::Sse(s, _)) => events(s).await,
             Ok(StreamableHttpPostResponse::Accepted) => "accepted".to_owned(),
             Ok(_) => "something else".to_owned(),
-            Err(e) => format!("{e:?}"),
+            Err(e) => error(&e),
         }
+    }
+
+    /// The requests `seen` since the last look.
+    fn taken(seen: &Seen) -> Vec<(Vec<String>, Vec<u8>)> {
+        std::mem::take(&mut *seen.lock().expect("the requests"))
     }
 
     #[tokio::test]
     async fn every_answer_to_a_call_is_read_as_rmcps_client_reads_it() {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
         let port = listener.local_addr().expect("an address").port();
-        let seen = Seen::default();
-        tokio::spawn(serve(listener, seen.clone()));
-        let http = reqwest::Client::new();
+        let requests = Seen::default();
+        tokio::spawn(serve(listener, requests.clone()));
+        // The gateway's own client, with its redirect rule, on both sides.
+        let http = crate::mcp::http::pooled_client().expect("a client");
         let message = ClientJsonRpcMessage::request(
             ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParams::new(
                 "echo",
@@ -753,16 +829,20 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for n in 0..answers().len() {
             let uri = format!("http://127.0.0.1:{port}/{n}");
-            let target = Target {
-                url: reqwest::Url::parse(&uri).expect("a URL"),
+            let url = reqwest::Url::parse(&uri).expect("a URL");
+            let target = |plain| Target {
+                url: url.clone(),
+                plain,
                 headers: headers
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect(),
                 limits: limits(),
             };
+            // Below reqwest (plain.rs), and through it.
+            let below = target(Some(http::Uri::try_from(uri.as_str()).expect("a URI")));
+            let through = target(None);
             for session in [Some("s-1"), None] {
-                let mine = ours(target.post(&http, body.clone(), session).await).await;
                 let rmcp = theirs(
                     http.post_message_with_response_limits(
                         Arc::from(uri.as_str()),
@@ -775,13 +855,17 @@ mod tests {
                     .await,
                 )
                 .await;
-                assert_eq!(
-                    mine,
-                    rmcp,
-                    "answer {n} ({:?}), session {session:?}",
-                    answers()[n]
-                );
-                seen.insert(mine.split([' ', '(', '{']).next().map(str::to_owned));
+                let rmcp_sent = taken(&requests);
+                for (route, target) in [("below reqwest", &below), ("through reqwest", &through)] {
+                    let mine = ours(target.post(&http, body.clone(), session).await).await;
+                    let case = format!(
+                        "answer {n} ({:?}), session {session:?}, {route}",
+                        answers()[n]
+                    );
+                    assert_eq!(mine, rmcp, "{case}");
+                    assert_eq!(taken(&requests), rmcp_sent, "the requests sent, {case}");
+                    seen.insert(mine.split([' ', '(', '{']).next().map(str::to_owned));
+                }
             }
         }
         // The cases reach every way an answer can be read.
@@ -796,6 +880,7 @@ mod tests {
             "UnexpectedServerResponse",
             "ResponseBodyTooLarge",
             "UnexpectedContentType",
+            "redirect",
         ] {
             assert!(
                 seen.contains(&Some(kind.to_owned())),
@@ -813,9 +898,10 @@ mod tests {
         let first_error = |n: usize| {
             let http = http.clone();
             async move {
+                let url = format!("http://127.0.0.1:{port}/{n}");
                 let target = Target {
-                    url: reqwest::Url::parse(&format!("http://127.0.0.1:{port}/{n}"))
-                        .expect("a URL"),
+                    plain: Some(http::Uri::try_from(url.as_str()).expect("a URI")),
+                    url: reqwest::Url::parse(&url).expect("a URL"),
                     headers: HeaderMap::new(),
                     limits: limits(),
                 };
