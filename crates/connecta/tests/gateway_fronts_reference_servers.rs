@@ -2,7 +2,9 @@
 //! `@modelcontextprotocol/server-everything` over stdio and over streamable
 //! HTTP, `@modelcontextprotocol/server-memory` over stdio, and a server
 //! written with the Python SDK. Their tools are searchable and callable, and
-//! an image from server-everything arrives byte-for-byte intact.
+//! an image from server-everything arrives byte-for-byte intact. Calls to
+//! an HTTP server follow its same-origin redirects and go through the proxy
+//! the gateway's environment names.
 
 mod support;
 
@@ -40,6 +42,34 @@ fn wait_port(port: u16) {
     }
 }
 
+/// `python.weather_lookup` of `city`, called directly, says `sky`.
+async fn assert_weather(client: &Client, city: &str, sky: &str) {
+    let (weather, err) = call(
+        client,
+        "call_tool",
+        json!({"address": "python.weather_lookup", "args": {"city": city}, "resultMode": "value"}),
+    )
+    .await;
+    assert!(!err, "{weather}");
+    assert_eq!(weather["sky"], sky, "{weather}");
+}
+
+/// The Python SDK's server over streamable HTTP, listening, and its port.
+fn python_http_server() -> (Downstream, u16) {
+    let port = free_port();
+    let server = Downstream(
+        Command::new(python())
+            .arg(peers().join("py_server.py"))
+            .args(["http", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the Python SDK server"),
+    );
+    wait_port(port);
+    (server, port)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn four_independent_servers_behind_one_endpoint() {
     let everything_port = free_port();
@@ -53,18 +83,8 @@ async fn four_independent_servers_behind_one_endpoint() {
             .spawn()
             .expect("start server-everything over HTTP"),
     );
-    let py_port = free_port();
-    let _python_http = Downstream(
-        Command::new(python())
-            .arg(peers().join("py_server.py"))
-            .args(["http", &py_port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the Python SDK server"),
-    );
+    let (_python_http, py_port) = python_http_server();
     wait_port(everything_port);
-    wait_port(py_port);
     let memory_file = tempfile::NamedTempFile::new().expect("temp file");
     let config = format!(
         r#"{everything}
@@ -199,4 +219,147 @@ url = "http://127.0.0.1:{py_port}/mcp"
     assert_eq!(proxied.content.len(), original.content.len());
     let _ = direct.cancel().await;
     let _ = client.cancel().await;
+}
+
+/// The Python SDK's server answers a POST to `/mcp/` with a 307 to `/mcp`.
+/// Configured with the trailing slash, every request the gateway makes to
+/// it is redirected: the handshake and the listing (rmcp's, through
+/// reqwest) and each call (posted below reqwest for a plain `http://`
+/// downstream) follow the same-origin 307, direct and from a program.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_redirects_every_post_is_called_through_the_redirect() {
+    let (_python_http, py_port) = python_http_server();
+    let config = format!(
+        r#"[[connector]]
+id = "python"
+url = "http://127.0.0.1:{py_port}/mcp/"
+"#
+    );
+    let gw = Gateway::start(&config);
+    let health = gw.wait_catalogs().await;
+    let python = &health["connectors"][0];
+    assert!(
+        python["catalog"]["tools"].as_u64().unwrap_or(0) > 0,
+        "no tools from {python}"
+    );
+    let client = connect(&gw.url()).await;
+    for (city, sky) in [("Oslo", "snow"), ("Lisbon", "clear"), ("Lima", "overcast")] {
+        assert_weather(&client, city, sky).await;
+    }
+    let temperatures = program_ok(
+        &client,
+        "const out = [];
+         for (const city of ['Oslo', 'Lima']) {
+           const r = await connecta.call('python.weather_lookup', {city});
+           out.push(r.tempC);
+         }
+         return out;",
+    )
+    .await;
+    assert_eq!(temperatures, json!([4, 18]), "{temperatures}");
+}
+
+/// A forward proxy for plain HTTP: each request (in absolute form) is sent
+/// on to its origin with `Connection: close` and the answer copied back.
+/// Keeps each request's line and whether its body was a `tools/call`.
+fn forwarding_proxy() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let kept = kept.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream);
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    return;
+                }
+                let mut parts = line.split_whitespace();
+                let (Some(method), Some(target)) = (parts.next(), parts.next()) else {
+                    return;
+                };
+                let Some(rest) = target.strip_prefix("http://") else {
+                    return;
+                };
+                let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                let mut head = format!("{method} {path} HTTP/1.1\r\n");
+                let mut length = 0usize;
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).is_err() || header == "\r\n" {
+                        break;
+                    }
+                    let lower = header.to_ascii_lowercase();
+                    if let Some(v) = lower.strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    if !lower.starts_with("connection:") {
+                        head.push_str(&header);
+                    }
+                }
+                head.push_str("connection: close\r\n\r\n");
+                let mut body = vec![0u8; length];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let call = String::from_utf8_lossy(&body).contains("\"tools/call\"");
+                kept.lock().expect("lock").push(format!(
+                    "{} {}",
+                    line.trim(),
+                    if call { "tools/call" } else { "" }
+                ));
+                let Ok(mut origin) = std::net::TcpStream::connect(authority) else {
+                    return;
+                };
+                let _ = origin.write_all(head.as_bytes());
+                let _ = origin.write_all(&body);
+                let mut answer = Vec::new();
+                let _ = origin.read_to_end(&mut answer);
+                let _ = reader.into_inner().write_all(&answer);
+            });
+        }
+    });
+    (port, seen)
+}
+
+/// With `HTTP_PROXY` set, every request to an `http://` downstream goes
+/// through the proxy, its calls too (the shorter path that posts calls
+/// below reqwest steps aside), and the calls are answered.
+#[tokio::test(flavor = "multi_thread")]
+async fn calls_to_an_http_server_go_through_the_proxy_the_environment_names() {
+    let (_python_http, py_port) = python_http_server();
+    let (proxy_port, seen) = forwarding_proxy();
+    let proxy = format!("http://127.0.0.1:{proxy_port}");
+    let config = format!(
+        r#"[auth]
+open = true
+
+[[connector]]
+id = "python"
+url = "http://127.0.0.1:{py_port}/mcp"
+"#
+    );
+    let gw = Gateway::start_with_env(&config, &[("HTTP_PROXY", proxy.as_str())]);
+    gw.wait_catalogs().await;
+    let client = connect(&gw.url()).await;
+    for (city, sky) in [("Oslo", "snow"), ("Lima", "overcast")] {
+        assert_weather(&client, city, sky).await;
+    }
+    let seen = seen.lock().expect("lock").clone();
+    let calls = seen.iter().filter(|l| l.ends_with("tools/call")).count();
+    assert_eq!(
+        calls, 2,
+        "the calls did not all go through the proxy: {seen:?}"
+    );
+    assert!(
+        seen.iter().all(
+            |l| l.starts_with(&format!("POST http://127.0.0.1:{py_port}/mcp "))
+                || l.starts_with(&format!("GET http://127.0.0.1:{py_port}/mcp "))
+                || l.starts_with(&format!("DELETE http://127.0.0.1:{py_port}/mcp "))
+        ),
+        "{seen:?}"
+    );
 }

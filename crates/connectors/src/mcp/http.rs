@@ -290,6 +290,9 @@ fn shared_client() -> Option<reqwest::Client> {
     static CLIENT: std::sync::OnceLock<Option<reqwest::Client>> = std::sync::OnceLock::new();
     CLIENT
         .get_or_init(|| {
+            // The plain route's reading of the proxy variables is taken
+            // with reqwest's, so the two never disagree (`plain.rs`).
+            super::plain::read_proxy_variables();
             pooled_client()
                 .inspect_err(|e| {
                     tracing::warn!(error = %e, "no pooled HTTP client; one connection per request");

@@ -8,7 +8,8 @@
 //! (docs/performance.md, "Posting below reqwest"). Here the URL is parsed
 //! once per session and the request goes straight to the client reqwest
 //! itself wraps, built as reqwest builds it for this gateway (`TCP_NODELAY`,
-//! the same TCP keepalive, a 90 s idle pool, the system resolver).
+//! the same TCP keepalive and user timeout, a 90 s idle pool, the system
+//! resolver).
 //!
 //! What reqwest still gives the other routes is kept here or left to it:
 //! - a downstream that is not plain `http://`, has a user or password in
@@ -68,10 +69,15 @@ fn route_unless(proxied: bool, url: &Url) -> Option<Uri> {
     Uri::try_from(url.as_str()).ok()
 }
 
-/// Whether the environment names a proxy (read once, as reqwest reads it
-/// once when the gateway's client is built). On macOS and Windows reqwest
-/// may also take the system's settings, so there every call keeps it.
+/// Whether the environment names a proxy: read once, when reqwest reads it
+/// for the gateway's client (`http.rs` calls [`read_proxy_variables`]
+/// then). On macOS and Windows reqwest may also take the system's
+/// settings, so there every call keeps it.
 fn proxied() -> bool {
+    read_proxy_variables()
+}
+
+pub(crate) fn read_proxy_variables() -> bool {
     static PROXIED: OnceLock<bool> = OnceLock::new();
     *PROXIED.get_or_init(|| {
         cfg!(any(target_os = "macos", windows))
@@ -85,18 +91,27 @@ fn proxied() -> bool {
 fn client() -> &'static PlainClient {
     static CLIENT: OnceLock<PlainClient> = OnceLock::new();
     CLIENT.get_or_init(|| {
-        // reqwest's defaults for the gateway's client (`pooled_client`).
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_keepalive(Some(Duration::from_secs(15)));
-        connector.set_keepalive_interval(Some(Duration::from_secs(15)));
-        connector.set_keepalive_retries(Some(3));
         Client::builder(TokioExecutor::new())
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(Duration::from_secs(90))
-            .build(connector)
+            .build(connector())
     })
+}
+
+/// Connections set up as reqwest 0.13 sets up the gateway's client's
+/// (`pooled_client`): no delay, TCP keepalive after 15 s every 15 s three
+/// times, and on Linux a peer that acknowledges nothing for 30 s is given
+/// up (`TCP_USER_TIMEOUT`) rather than retried for the kernel's ~15 minutes.
+fn connector() -> HttpConnector {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    connector.set_keepalive(Some(Duration::from_secs(15)));
+    connector.set_keepalive_interval(Some(Duration::from_secs(15)));
+    connector.set_keepalive_retries(Some(3));
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    connector.set_tcp_user_timeout(Some(Duration::from_secs(30)));
+    connector
 }
 
 /// Posts `body` to `uri` (the parse of `url`) with `headers`, following
@@ -246,6 +261,90 @@ mod tests {
             assert_eq!(route_unless(false, &url(refused)), None, "{refused}");
         }
         assert_eq!(route_unless(true, &url("http://127.0.0.1:8080/mcp")), None);
+    }
+
+    /// One socket option of `fd`, as an integer.
+    #[cfg(target_os = "linux")]
+    #[allow(unsafe_code)]
+    fn option(fd: std::os::fd::RawFd, level: libc::c_int, name: libc::c_int) -> libc::c_int {
+        let mut value: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `fd` is an open socket for the call, and `value` and
+        // `len` are valid for writes of the size `len` says.
+        let rc =
+            unsafe { libc::getsockopt(fd, level, name, (&raw mut value).cast(), &raw mut len) };
+        assert_eq!(rc, 0, "getsockopt({level}, {name})");
+        value
+    }
+
+    /// The socket of this process connected to `peer`.
+    #[cfg(target_os = "linux")]
+    #[allow(unsafe_code)]
+    fn socket_to(peer: std::net::SocketAddr) -> std::os::fd::RawFd {
+        for entry in std::fs::read_dir("/proc/self/fd").expect("the process's files") {
+            let Some(fd) = entry
+                .ok()
+                .and_then(|e| e.file_name().to_str()?.parse::<std::os::fd::RawFd>().ok())
+            else {
+                continue;
+            };
+            // SAFETY: an all-zero `sockaddr_storage` is valid, and
+            // `getpeername` writes at most `len` bytes into it.
+            let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+            let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            let rc = unsafe { libc::getpeername(fd, (&raw mut addr).cast(), &raw mut len) };
+            if rc != 0 || libc::c_int::from(addr.ss_family) != libc::AF_INET {
+                continue;
+            }
+            // SAFETY: the family says the storage holds a `sockaddr_in`.
+            let v4 = unsafe { &*(&raw const addr).cast::<libc::sockaddr_in>() };
+            let ip = std::net::Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr));
+            if std::net::SocketAddr::from((ip, u16::from_be(v4.sin_port))) == peer {
+                return fd;
+            }
+        }
+        panic!("no socket connected to {peer}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_plain_routes_connections_are_set_up_as_reqwest_sets_up_the_gateways() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let peer = listener.local_addr().expect("an address");
+        // Answers one request and keeps the connection open.
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.expect("a connection");
+            let mut request = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !request.ends_with(b"\r\n\r\n{}") {
+                let n = socket.read(&mut buf).await.expect("a request");
+                assert!(n > 0, "the request was cut short");
+                request.extend_from_slice(&buf[..n]);
+            }
+            let answer = b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n";
+            socket.write_all(answer).await.expect("an answer");
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        });
+        let url = Url::parse(&format!("http://{peer}/mcp")).expect("a URL");
+        let uri = route_unless(false, &url).expect("a plain route");
+        let answer = post(&uri, &url, HeaderMap::new(), b"{}".to_vec())
+            .await
+            .expect("an answer");
+        assert_eq!(answer.status(), StatusCode::ACCEPTED);
+        let fd = socket_to(peer);
+        assert_eq!(option(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY), 1);
+        assert_eq!(option(fd, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 1);
+        assert_eq!(option(fd, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE), 15);
+        assert_eq!(option(fd, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL), 15);
+        assert_eq!(option(fd, libc::IPPROTO_TCP, libc::TCP_KEEPCNT), 3);
+        assert_eq!(
+            option(fd, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT),
+            30_000
+        );
     }
 
     #[tokio::test]

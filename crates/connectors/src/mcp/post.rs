@@ -66,7 +66,9 @@ pub(crate) struct Target {
     pub(crate) plain: Option<http::Uri>,
     /// The connector's headers, its credential and the negotiated
     /// `MCP-Protocol-Version`; rmcp refused its handshake if any of them
-    /// clashed with a header it sets itself, so none does here.
+    /// clashed with a header it reserves (`Accept`, the session id, the
+    /// protocol version, `Last-Event-Id`), but a `Content-Type` may be
+    /// among them and replaces the POST's own, as with rmcp.
     pub(crate) headers: HeaderMap,
     pub(crate) limits: StreamableHttpResponseLimits,
 }
@@ -142,14 +144,21 @@ impl Target {
     }
 
     /// The request's headers: what it accepts, its content type, the
-    /// target's headers and the session; `None` when the session id is not
-    /// a header value.
+    /// target's headers (each name replacing ours, as reqwest's `headers`
+    /// does: a connector may set its own `Content-Type`) and the session;
+    /// `None` when the session id is not a header value.
     fn request_headers(&self, session: Option<&str>) -> Option<HeaderMap> {
         let mut headers = HeaderMap::with_capacity(self.headers.len() + 3);
         headers.insert(ACCEPT, HeaderValue::from_static(ACCEPTED));
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
-        for (name, value) in &self.headers {
-            headers.append(name, value.clone());
+        for name in self.headers.keys() {
+            let mut values = self.headers.get_all(name).iter().cloned();
+            if let Some(first) = values.next() {
+                headers.insert(name, first);
+            }
+            for value in values {
+                headers.append(name, value);
+            }
         }
         if let Some(id) = session {
             headers.append(SESSION_ID, HeaderValue::from_str(id).ok()?);
@@ -821,10 +830,18 @@ mod tests {
             NumberOrString::String(Arc::from("c-1")),
         );
         let body = serde_json::to_vec(&message).expect("a request");
-        let headers: HashMap<HeaderName, HeaderValue> = [(
-            HeaderName::from_static("x-tenant"),
-            HeaderValue::from_static("t"),
-        )]
+        // A connector's own `Content-Type` replaces the POST's, as rmcp
+        // leaves it.
+        let headers: HashMap<HeaderName, HeaderValue> = [
+            (
+                HeaderName::from_static("x-tenant"),
+                HeaderValue::from_static("t"),
+            ),
+            (
+                CONTENT_TYPE,
+                HeaderValue::from_static("application/json; charset=utf-8"),
+            ),
+        ]
         .into();
         let mut seen = std::collections::BTreeSet::new();
         for n in 0..answers().len() {
