@@ -223,9 +223,9 @@ url = "http://127.0.0.1:{py_port}/mcp"
 
 /// The Python SDK's server answers a POST to `/mcp/` with a 307 to `/mcp`.
 /// Configured with the trailing slash, every request the gateway makes to
-/// it is redirected: the handshake and the listing (rmcp's, through
-/// reqwest) and each call (posted below reqwest for a plain `http://`
-/// downstream) follow the same-origin 307, direct and from a program.
+/// it is redirected: the handshake and the listing (rmcp's) and each call
+/// (the gateway's own POST, `mcp/post.rs`) follow the same-origin 307,
+/// direct and from a program.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_redirects_every_post_is_called_through_the_redirect() {
     let (_python_http, py_port) = python_http_server();
@@ -326,8 +326,8 @@ fn forwarding_proxy() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
 }
 
 /// With `HTTP_PROXY` set, every request to an `http://` downstream goes
-/// through the proxy, its calls too (the shorter path that posts calls
-/// below reqwest steps aside), and the calls are answered.
+/// through the proxy, its calls too (the gateway's own POST, not only
+/// rmcp's), and the calls are answered.
 #[tokio::test(flavor = "multi_thread")]
 async fn calls_to_an_http_server_go_through_the_proxy_the_environment_names() {
     let (_python_http, py_port) = python_http_server();

@@ -135,11 +135,10 @@ async fn twenty_calls(sessions: bool) {
         assert!(!result.is_error);
     }
     let connections = accepted.load(Ordering::SeqCst);
-    // The handshake may open a second connection while the first is busy,
-    // and calls to a plain http:// downstream have a pool of their own
-    // (src/mcp/plain.rs); one per call would be twenty or more.
+    // The handshake may open a second connection while the first is busy;
+    // one per call would be twenty or more.
     assert!(
-        connections <= 4,
+        connections <= 3,
         "{connections} TCP connections for a handshake, a listing and 20 calls"
     );
     connector.shutdown().await;

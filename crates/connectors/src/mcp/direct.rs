@@ -273,10 +273,8 @@ impl Direct {
         let mut limits = StreamableHttpResponseLimits::default();
         limits.max_sse_event_size = config.max_sse_event_size;
         limits.max_json_response_size = config.max_json_response_size;
-        let url = reqwest::Url::parse(&config.uri).ok()?;
         let target = Target {
-            plain: super::plain::route(&url),
-            url,
+            url: reqwest::Url::parse(&config.uri).ok()?,
             headers,
             limits,
         };
@@ -713,7 +711,7 @@ fn call_response(result: ServerResult) -> Result<CallToolResponse, ServiceError>
     }
 }
 
-pub(super) fn transport_error(e: HttpError) -> ServiceError {
+fn transport_error(e: HttpError) -> ServiceError {
     ServiceError::TransportSend(DynamicTransportError::from_parts(
         "streamable-http",
         std::any::TypeId::of::<HttpError>(),

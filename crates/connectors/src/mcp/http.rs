@@ -280,7 +280,7 @@ impl HttpTransport {
 }
 
 /// Most redirects followed for one request (rmcp's default client's limit).
-pub(crate) const MAX_REDIRECTS: usize = 10;
+const MAX_REDIRECTS: usize = 10;
 
 /// One client for the whole process: building one loads and parses the
 /// system's root certificates, which a hundred connectors would otherwise
@@ -290,9 +290,6 @@ fn shared_client() -> Option<reqwest::Client> {
     static CLIENT: std::sync::OnceLock<Option<reqwest::Client>> = std::sync::OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            // The plain route's reading of the proxy variables is taken
-            // with reqwest's, so the two never disagree (`plain.rs`).
-            super::plain::read_proxy_variables();
             pooled_client()
                 .inspect_err(|e| {
                     tracing::warn!(error = %e, "no pooled HTTP client; one connection per request");

@@ -13,7 +13,6 @@ mod direct;
 mod errors;
 mod handler;
 mod http;
-mod plain;
 mod post;
 mod stdio;
 
