@@ -4,7 +4,8 @@
 //! written with the Python SDK. Their tools are searchable and callable, and
 //! an image from server-everything arrives byte-for-byte intact. Calls to
 //! an HTTP server follow its same-origin redirects and go through the proxy
-//! the gateway's environment names.
+//! the gateway's environment names, and when it is gone its URL's query is
+//! not repeated.
 
 mod support;
 
@@ -362,4 +363,46 @@ url = "http://127.0.0.1:{py_port}/mcp"
         ),
         "{seen:?}"
     );
+}
+
+/// An HTTP server's URL may carry a key in its query (some hosted servers
+/// take one there). When the server goes away, the calls' errors, the
+/// connector's health and the gateway's log say it is unreachable without
+/// repeating the query.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_in_a_servers_url_is_not_repeated_when_the_server_is_gone() {
+    const KEY: &str = "k3y-in-the-query-0451";
+    let (python_http, py_port) = python_http_server();
+    let config = format!(
+        r#"[[connector]]
+id = "python"
+url = "http://127.0.0.1:{py_port}/mcp?key={KEY}"
+"#
+    );
+    let gw = Gateway::start(&config);
+    gw.wait_catalogs().await;
+    let client = connect(&gw.url()).await;
+    assert_weather(&client, "Oslo", "snow").await;
+    drop(python_http);
+    // The first call finds the session's server gone; the next ones try
+    // to connect again.
+    for _ in 0..3 {
+        let (failure, err) = call(
+            &client,
+            "call_tool",
+            json!({"address": "python.weather_lookup", "args": {"city": "Oslo"}}),
+        )
+        .await;
+        assert!(err, "{failure}");
+        assert_eq!(failure["error"]["code"], "unavailable", "{failure}");
+        assert!(!failure.to_string().contains(KEY), "{failure}");
+    }
+    let health = gw
+        .wait_health("the connector down", |v| {
+            v["connectors"][0]["state"] != "ready"
+        })
+        .await;
+    assert!(!health.to_string().contains(KEY), "{health:#}");
+    let log = gw.stderr();
+    assert!(!log.contains(KEY), "{log}");
 }

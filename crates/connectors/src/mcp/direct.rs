@@ -62,7 +62,7 @@ use sse_stream::{Error as SseError, Sse};
 use tokio::sync::Semaphore;
 
 use super::handler;
-use super::post::{Posted, Target, is_event_too_large, unreadable};
+use super::post::{Posted, Target, is_event_too_large, unreadable, without_url};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -100,7 +100,8 @@ impl SessionId {
 
 /// rmcp's reqwest client, following the session rmcp's own POSTs set up:
 /// an `initialize` answer assigns an id (or none: a stateless downstream),
-/// and the first POST rmcp gets through on it makes it ready.
+/// and the first POST rmcp gets through on it makes it ready. Its errors
+/// leave the request's URL out (`post::without_url`).
 #[derive(Clone)]
 pub(crate) struct Recording {
     pub(crate) http: reqwest::Client,
@@ -155,7 +156,8 @@ impl StreamableHttpClient for Recording {
                 custom_headers,
                 limits,
             )
-            .await;
+            .await
+            .map_err(without_url);
         self.session.update(|state| match (&response, session_id) {
             (
                 Ok(
@@ -189,6 +191,7 @@ impl StreamableHttpClient for Recording {
         self.http
             .delete_session(uri, session_id, auth_header, custom_headers)
             .await
+            .map_err(without_url)
     }
 
     async fn get_stream(
@@ -202,6 +205,7 @@ impl StreamableHttpClient for Recording {
         self.http
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await
+            .map_err(without_url)
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -223,6 +227,7 @@ impl StreamableHttpClient for Recording {
                 max_sse_event_size,
             )
             .await
+            .map_err(without_url)
     }
 }
 

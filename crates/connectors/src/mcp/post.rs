@@ -91,7 +91,7 @@ impl Target {
             .body(body)
             .send()
             .await
-            .map_err(StreamableHttpError::Client)?;
+            .map_err(|e| without_url(StreamableHttpError::Client(e)))?;
         let status = response.status();
         if let Some(challenge) = challenge(&response)? {
             return Err(challenge);
@@ -191,6 +191,17 @@ impl Target {
         Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
             format!("HTTP {status}: {text}"),
         )))
+    }
+}
+
+/// `e` without the request's URL that reqwest keeps in its errors: a
+/// downstream's URL may carry a key in its query, and these errors reach
+/// the caller, the connector's health and the log. The connector's id says
+/// which downstream it was.
+pub(crate) fn without_url(e: HttpError) -> HttpError {
+    match e {
+        StreamableHttpError::Client(e) => StreamableHttpError::Client(e.without_url()),
+        other => other,
     }
 }
 
@@ -746,8 +757,10 @@ mod tests {
         }
     }
 
+    /// rmcp's reading, but for the request's URL, which connecta keeps
+    /// out of its errors (`without_url`).
     async fn theirs(outcome: Result<StreamableHttpPostResponse, HttpError>) -> String {
-        match outcome {
+        match outcome.map_err(without_url) {
             Ok(StreamableHttpPostResponse::Json(m, _)) => format!("json {m:?}"),
             Ok(StreamableHttpPostResponse::Sse(s, _)) => events(s).await,
             Ok(StreamableHttpPostResponse::Accepted) => "accepted".to_owned(),
