@@ -447,7 +447,6 @@ impl Direct {
             tokio::time::sleep(wait).await;
             let reopened = self
                 .client
-                .http
                 .get_stream_with_max_sse_event_size(
                     self.uri.clone(),
                     session.clone(),
@@ -504,7 +503,7 @@ impl Direct {
     /// Posts a reply or a notification, giving up after
     /// [`CONTROL_TIMEOUT`].
     async fn control(&self, message: ClientJsonRpcMessage, session: Option<Arc<str>>) {
-        let post = self.client.http.post_message(
+        let post = self.client.post_message(
             self.uri.clone(),
             message,
             session,
@@ -959,6 +958,29 @@ mod tests {
         }
     }
 
+    /// A call on a ready session of `recording`'s, which must fail.
+    async fn failed_call(
+        recording: Recording,
+        config: &StreamableHttpClientTransportConfig,
+    ) -> ServiceError {
+        let direct = Direct::for_session(
+            recording,
+            config,
+            &ProtocolVersion::V_2025_06_18,
+            Arc::default(),
+        )
+        .map(Arc::new)
+        .expect("a direct route");
+        let answer = direct
+            .call(CallToolRequestParams::new("echo"))
+            .await
+            .expect("the call was sent");
+        match answer {
+            Err(e) => e,
+            Ok(answer) => panic!("answered: {answer:?}"),
+        }
+    }
+
     #[tokio::test]
     async fn an_answer_with_an_event_over_the_limit_fails_without_picking_the_stream_up_again() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -977,26 +999,83 @@ mod tests {
         recording
             .session
             .update(|s| *s = SessionState::Ready(Some(Arc::from("s-1"))));
-        let direct = Direct::for_session(
-            recording,
-            &config,
-            &ProtocolVersion::V_2025_06_18,
-            Arc::default(),
-        )
-        .map(Arc::new)
-        .expect("a direct route");
-        let answer = direct
-            .call(CallToolRequestParams::new("echo"))
-            .await
-            .expect("the call was sent");
-        let Err(e) = answer else {
-            panic!("answered: {answer:?}")
-        };
+        let e = failed_call(recording, &config).await;
         assert!(e.to_string().contains("maximum size"), "{e}");
         assert_eq!(
             gets.load(Ordering::SeqCst),
             0,
             "the stream was picked up again"
         );
+    }
+
+    /// Every request to a downstream over HTTP, when it cannot be sent, is
+    /// an error without the URL (whose query may carry a key): each of
+    /// `Recording`'s methods (rmcp's handshake, its posts, event streams,
+    /// session deletion, and the direct route's resumed streams and
+    /// control posts, which go through them) and the direct call's POST.
+    #[tokio::test]
+    async fn requests_that_cannot_be_sent_are_errors_without_the_url() {
+        const KEY: &str = "k3y-in-the-query";
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+            listener.local_addr().expect("an address").port()
+        };
+        let uri: Arc<str> = Arc::from(format!("http://127.0.0.1:{port}/mcp?key={KEY}"));
+        let client = Recording {
+            http: reqwest::Client::new(),
+            session: SessionId::default(),
+        };
+        let message = || {
+            ClientJsonRpcMessage::notification(ClientNotification::CancelledNotification(
+                CancelledNotification::new(CancelledNotificationParam::new(None, None)),
+            ))
+        };
+        let session = || Some(Arc::from("s-1"));
+        let errors = [
+            client
+                .post_message(uri.clone(), message(), None, None, HashMap::new())
+                .await
+                .err()
+                .map(|e| e.to_string()),
+            client
+                .delete_session(uri.clone(), Arc::from("s-1"), None, HashMap::new())
+                .await
+                .err()
+                .map(|e| e.to_string()),
+            client
+                .get_stream(uri.clone(), session(), None, None, HashMap::new())
+                .await
+                .err()
+                .map(|e| e.to_string()),
+            client
+                .get_stream_with_max_sse_event_size(
+                    uri.clone(),
+                    session(),
+                    None,
+                    None,
+                    HashMap::new(),
+                    1024,
+                )
+                .await
+                .err()
+                .map(|e| e.to_string()),
+        ];
+        for (n, error) in errors.iter().enumerate() {
+            let error = error
+                .as_deref()
+                .unwrap_or_else(|| panic!("request {n} was sent"));
+            assert!(error.contains("error sending request"), "{n}: {error}");
+            assert!(!error.contains(KEY), "{n}: {error}");
+        }
+        client.session.update(|s| *s = SessionState::Ready(None));
+        let config = StreamableHttpClientTransportConfig::with_uri(uri.to_string());
+        let e = failed_call(client, &config).await;
+        let (error, _) = super::super::errors::from_service_error("demo", &e);
+        assert!(
+            error.message.contains("demo is unreachable"),
+            "{}",
+            error.message
+        );
+        assert!(!error.message.contains(KEY), "{}", error.message);
     }
 }

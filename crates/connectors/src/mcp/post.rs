@@ -63,9 +63,9 @@ pub(crate) struct Target {
     pub(crate) url: reqwest::Url,
     /// The connector's headers, its credential and the negotiated
     /// `MCP-Protocol-Version`; rmcp refused its handshake if any of them
-    /// clashed with a header it reserves (`Accept`, the session id, the
-    /// protocol version, `Last-Event-Id`), but a `Content-Type` may be
-    /// among them and replaces the POST's own, as with rmcp.
+    /// clashed with a header it reserves (`Accept`, the session id,
+    /// `Last-Event-Id`), but a `Content-Type` may be among them and
+    /// replaces the POST's own, as with rmcp.
     pub(crate) headers: HeaderMap,
     pub(crate) limits: StreamableHttpResponseLimits,
 }
@@ -91,7 +91,7 @@ impl Target {
             .body(body)
             .send()
             .await
-            .map_err(|e| without_url(StreamableHttpError::Client(e)))?;
+            .map_err(|e| StreamableHttpError::Client(e.without_url()))?;
         let status = response.status();
         if let Some(challenge) = challenge(&response)? {
             return Err(challenge);
@@ -560,11 +560,10 @@ mod tests {
             redirect(307, Some("http://[::1")),
         ]);
         // One that redirects to itself until the client gives up.
+        static LOOPING: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
         let looping = all.len();
-        all.push(redirect(
-            308,
-            Some(Box::leak(format!("/{looping}").into_boxed_str())),
-        ));
+        let to_itself = LOOPING.get_or_init(|| Box::leak(format!("/{looping}").into_boxed_str()));
+        all.push(redirect(308, Some(to_itself)));
         all
     }
 
