@@ -18,9 +18,12 @@ import os
 import statistics
 
 
+def measured(figure):
+    return figure.get("value") if figure and figure.get("status") == "measured" else None
+
+
 def p50(figure):
-    value = figure.get("value") if figure.get("status") == "measured" else None
-    latency = value and value.get("latency")
+    latency = (measured(figure) or {}).get("latency")
     return latency and latency.get("p50Ms")
 
 
@@ -29,14 +32,10 @@ def at(report, in_flight, pick):
     if report is None:
         return None
     for level in report.get("load", []):
-        value = level.get("value") if level.get("status") == "measured" else None
+        value = measured(level)
         if value and value.get("inFlight") == in_flight:
             return pick(value)
     return None
-
-
-def measured(figure):
-    return figure.get("value") if figure and figure.get("status") == "measured" else None
 
 
 def figures(shape):

@@ -10,9 +10,10 @@
 //!   kernel copies and the wake-ups of one more process.
 //! - `connecta-bench http-relay` ([`serve_http`]) adds the hop and the two
 //!   HTTP stacks connecta is built on, and nothing of MCP: axum serves each
-//!   request, which is posted unread to the downstream with a pooled
-//!   reqwest client (keep-alive, `TCP_NODELAY`, as connecta's), and the
-//!   answer is streamed back unread. What it adds beyond the TCP relay is
+//!   request, which is read whole (so it keeps its length) but not parsed
+//!   and posted to the downstream with a pooled reqwest client
+//!   (keep-alive, `TCP_NODELAY`, as connecta's), and the answer is
+//!   streamed back unread. What it adds beyond the TCP relay is
 //!   what those stacks cost; what connecta adds beyond it is MCP and
 //!   connecta's own work.
 //!
@@ -78,7 +79,7 @@ pub fn spawn(
 /// A connection whose downstream cannot be reached is closed. Failures go
 /// to stderr (the run's log for the relay): a relay that fails quietly
 /// would be measured as a fast one.
-pub async fn serve(listener: TcpListener, to: SocketAddr, shutdown: CancellationToken) {
+async fn serve(listener: TcpListener, to: SocketAddr, shutdown: CancellationToken) {
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -128,11 +129,11 @@ async fn relay(mut client: TcpStream, to: SocketAddr) -> anyhow::Result<()> {
 /// The largest request body the HTTP relay forwards.
 const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
-/// The HTTP relay's router: every request forwarded to `to` unread, the
-/// answer streamed back unread; a downstream that cannot be reached is a
+/// The HTTP relay's router: every request read whole, not parsed, and
+/// forwarded to `to`, the answer streamed back unread; a downstream that cannot be reached is a
 /// 502. Built before the relay says it is ready, so a client that cannot
 /// be built fails the launch, not the calls.
-pub fn http_app(to: SocketAddr) -> anyhow::Result<axum::Router> {
+fn http_app(to: SocketAddr) -> anyhow::Result<axum::Router> {
     let client = reqwest::Client::builder()
         .tcp_nodelay(true)
         // A relay passes a redirect on instead of following it.
@@ -152,7 +153,7 @@ pub fn http_app(to: SocketAddr) -> anyhow::Result<axum::Router> {
 /// connection's own task when its handler reads a request body, which
 /// connecta absorbs); docs/performance.md "The HTTP stacks alone" says
 /// what that leaves in its figures.
-pub async fn serve_http(listener: TcpListener, app: axum::Router, shutdown: CancellationToken) {
+async fn serve_http(listener: TcpListener, app: axum::Router, shutdown: CancellationToken) {
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             eprintln!("http-relay: TCP_NODELAY: {e}");
@@ -497,6 +498,20 @@ mod tests {
         assert_eq!(answer.status(), 502);
     }
 
+    #[tokio::test]
+    async fn the_http_relay_refuses_a_body_over_its_limit_without_forwarding_it() {
+        // Nothing listens there: a forwarded request would be a 502.
+        let gone = gone_address().await;
+        let (relay, _shutdown) = http_relay_to(gone).await;
+        let answer = reqwest::Client::new()
+            .post(format!("http://{relay}/mcp"))
+            .body(vec![b' '; MAX_REQUEST_BYTES + 1])
+            .send()
+            .await
+            .expect("an answer from the relay itself");
+        assert_eq!(answer.status(), 400);
+    }
+
     #[test]
     fn hop_by_hop_headers_and_the_ones_connection_names_are_not_forwarded() {
         let mut headers = HeaderMap::new();
@@ -536,18 +551,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_http_relay_stops_accepting_on_shutdown() {
+    async fn each_relay_stops_accepting_on_shutdown() {
         let (downstream, _) = echoing_http_server().await;
-        let (relay, shutdown) = http_relay_to(downstream).await;
-        shutdown.cancel();
-        assert!(stops_accepting(relay).await, "the HTTP relay still accepts");
-    }
-
-    #[tokio::test]
-    async fn shutdown_stops_accepting() {
-        let (downstream, _) = reversing_server().await;
-        let (relay, shutdown) = relay_to(downstream).await;
-        shutdown.cancel();
-        assert!(stops_accepting(relay).await, "the relay still accepts");
+        for kind in RelayKind::ALL {
+            let (relay, shutdown) = started(kind, downstream).await;
+            shutdown.cancel();
+            assert!(
+                stops_accepting(relay).await,
+                "the {} still accepts",
+                kind.column()
+            );
+        }
     }
 }

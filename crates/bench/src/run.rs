@@ -27,26 +27,29 @@ pub struct RunOptions {
     pub measure_downstream: bool,
 }
 
-/// The downstream at `shape` measured through a `kind` relay, unless the
-/// downstream is not measured at all.
-async fn through_relay(
+/// The downstream at `shape` measured alone, or through a `relay`, unless
+/// the downstream is not measured at all.
+async fn measure_downstream(
     options: &RunOptions,
     shape: &Shape,
-    kind: RelayKind,
+    relay: Option<RelayKind>,
     logs: &Path,
 ) -> Figure<DownstreamReport> {
     if !options.measure_downstream {
         return Figure::Skipped("--no-downstream".into());
     }
-    eprintln!("  {}…", kind.column());
-    let name = kind.subcommand();
-    let logs = downstream::RelayedLogs {
-        downstream: logs.join(format!("{}-{name}-downstream.log", shape.name)),
-        relay: logs.join(format!("{}-{name}.log", shape.name)),
-    };
-    Figure::from_result(
-        downstream::measure_relayed(&options.bench_exe, kind, shape, &options.plan, logs).await,
-    )
+    let (bench, plan) = (&options.bench_exe, &options.plan);
+    Figure::from_result(match relay {
+        None => {
+            eprintln!("  downstream alone…");
+            let log = logs.join(format!("{}-downstream.log", shape.name));
+            downstream::measure(bench, shape, plan, Some(log)).await
+        }
+        Some(kind) => {
+            eprintln!("  {}…", kind.column());
+            downstream::measure_relayed(bench, kind, shape, plan, logs).await
+        }
+    })
 }
 
 /// Run, write the report, return it.
@@ -65,17 +68,9 @@ pub async fn run(options: &RunOptions) -> anyhow::Result<Report> {
             shape.total_tools()
         );
         let window = WindowStart::now();
-        let downstream = if options.measure_downstream {
-            eprintln!("  downstream alone…");
-            let log = logs.join(format!("{}-downstream.log", shape.name));
-            Figure::from_result(
-                downstream::measure(&options.bench_exe, shape, &options.plan, Some(log)).await,
-            )
-        } else {
-            Figure::Skipped("--no-downstream".into())
-        };
-        let tcp_relayed = through_relay(options, shape, RelayKind::Tcp, &logs).await;
-        let http_relayed = through_relay(options, shape, RelayKind::Http, &logs).await;
+        let downstream = measure_downstream(options, shape, None, &logs).await;
+        let tcp_relayed = measure_downstream(options, shape, Some(RelayKind::Tcp), &logs).await;
+        let http_relayed = measure_downstream(options, shape, Some(RelayKind::Http), &logs).await;
         let mut targets = Vec::new();
         for spec in &options.targets {
             eprintln!("  {}…", spec.label);

@@ -25,13 +25,6 @@ impl Drop for Downstream {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
 fn wait_port(port: u16) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -55,22 +48,6 @@ async fn assert_weather(client: &Client, city: &str, sky: &str) {
     assert_eq!(weather["sky"], sky, "{weather}");
 }
 
-/// The Python SDK's server over streamable HTTP, listening, and its port.
-fn python_http_server() -> (Downstream, u16) {
-    let port = free_port();
-    let server = Downstream(
-        Command::new(python())
-            .arg(peers().join("py_server.py"))
-            .args(["http", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the Python SDK server"),
-    );
-    wait_port(port);
-    (server, port)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn four_independent_servers_behind_one_endpoint() {
     let everything_port = free_port();
@@ -84,7 +61,8 @@ async fn four_independent_servers_behind_one_endpoint() {
             .spawn()
             .expect("start server-everything over HTTP"),
     );
-    let (_python_http, py_port) = python_http_server();
+    let python_http = HttpPeer::python_sdk_server().await;
+    let py_port = python_http.port;
     wait_port(everything_port);
     let memory_file = tempfile::NamedTempFile::new().expect("temp file");
     let config = format!(
@@ -161,9 +139,7 @@ url = "http://127.0.0.1:{py_port}/mcp"
     .await;
     assert!(!err, "{graph}");
     assert!(graph["entities"].is_array(), "{graph}");
-    let (weather, err) = call(&client, "call_tool", json!({"address": "python.weather_lookup", "args": {"city": "Oslo"}, "resultMode": "value"})).await;
-    assert!(!err, "{weather}");
-    assert_eq!(weather["sky"], "snow", "{weather}");
+    assert_weather(&client, "Oslo", "snow").await;
 
     // Writes are refused through call_tool and allowed through the boundary.
     let (refusal, err) = call(
@@ -229,7 +205,8 @@ url = "http://127.0.0.1:{py_port}/mcp"
 /// direct and from a program.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_redirects_every_post_is_called_through_the_redirect() {
-    let (_python_http, py_port) = python_http_server();
+    let python_http = HttpPeer::python_sdk_server().await;
+    let py_port = python_http.port;
     let config = format!(
         r#"[[connector]]
 id = "python"
@@ -333,7 +310,8 @@ fn forwarding_proxy() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
 /// rmcp's), and the calls are answered.
 #[tokio::test(flavor = "multi_thread")]
 async fn calls_to_an_http_server_go_through_the_proxy_the_environment_names() {
-    let (_python_http, py_port) = python_http_server();
+    let python_http = HttpPeer::python_sdk_server().await;
+    let py_port = python_http.port;
     let (proxy_port, seen) = forwarding_proxy();
     let proxy = format!("http://127.0.0.1:{proxy_port}");
     let config = format!(
@@ -383,7 +361,8 @@ url = "http://127.0.0.1:{py_port}/mcp"
 #[tokio::test(flavor = "multi_thread")]
 async fn a_key_in_a_servers_url_is_not_repeated_when_the_server_is_gone() {
     const KEY: &str = "k3y-in-the-query-0451";
-    let (python_http, py_port) = python_http_server();
+    let python_http = HttpPeer::python_sdk_server().await;
+    let py_port = python_http.port;
     let config = format!(
         r#"[[connector]]
 id = "python"

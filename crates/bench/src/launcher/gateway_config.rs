@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::synthetic::catalog::connector_id;
-use crate::synthetic::http::connector_path;
+use crate::synthetic::http::connector_url;
 
 use super::process::shell_quote;
 
@@ -79,7 +79,7 @@ pub fn render(spec: &GatewayConfigSpec<'_>) -> String {
         let _ = writeln!(out, "kind = \"mcp\"");
         match &spec.downstream {
             Downstream::Http { port } => {
-                let url = format!("http://127.0.0.1:{port}{}", connector_path(c));
+                let url = connector_url(*port, c);
                 let _ = writeln!(out, "url = {}", toml_string(&url));
             }
             Downstream::Stdio {

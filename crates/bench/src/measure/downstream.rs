@@ -17,14 +17,14 @@ use super::checks;
 use super::client::{Client, connect_with};
 use super::sample::{self, Check, LoadCall};
 use super::target::{
-    connect_many, first_list, load_with_cpu, memory, protocol_env, tools_list_figure,
+    close_all, connect_many, first_list, load_with_cpu, memory, protocol_env, tools_list_figure,
 };
 use crate::launcher::{LaunchSpec, ServerProcess, shell_quote};
 use crate::plan::{Plan, Shape};
 use crate::relay::RelayKind;
 use crate::report::model::{DownstreamReport, Figure, Startup};
 use crate::stats::ms;
-use crate::synthetic::http::connector_path;
+use crate::synthetic::http::connector_url;
 use crate::synthetic::tool_name;
 
 /// The command line that starts the synthetic downstream at the shape given
@@ -52,11 +52,6 @@ async fn launch(
     .await
 }
 
-/// The MCP endpoint of connector `c` on a loopback `port`.
-fn connector_url(port: u16, c: usize) -> String {
-    format!("http://127.0.0.1:{port}{}", connector_path(c))
-}
-
 /// Launch the synthetic downstream at `shape`, measure it, stop it.
 pub async fn measure(
     bench_exe: &Path,
@@ -73,7 +68,7 @@ pub async fn measure(
 }
 
 /// The command line that starts a `kind` relay to the downstream on `port`.
-pub fn relay_command_line(bench_exe: &Path, kind: RelayKind, port: u16) -> String {
+fn relay_command_line(bench_exe: &Path, kind: RelayKind, port: u16) -> String {
     format!(
         "{} {} --to 127.0.0.1:{port}",
         shell_quote(&bench_exe.to_string_lossy()),
@@ -81,32 +76,29 @@ pub fn relay_command_line(bench_exe: &Path, kind: RelayKind, port: u16) -> Strin
     )
 }
 
-/// Where [`measure_relayed`] writes the logs of its two processes.
-#[derive(Debug, Clone)]
-pub struct RelayedLogs {
-    pub downstream: PathBuf,
-    pub relay: PathBuf,
-}
-
 /// Launch the synthetic downstream at `shape` and a `kind` relay in front
 /// of it (`crate::relay`), measure the downstream through the relay as
 /// [`measure`] measures it alone (its direct calls in turn with calls
 /// straight to the downstream), stop both. The server figures (CPU per
 /// call, memory) are the relay's; its startup is not measured (the relay
-/// starts in front of a downstream that is already up).
+/// starts in front of a downstream that is already up). The two processes
+/// log to `<shape>-<relay>-downstream.log` and `<shape>-<relay>.log` in
+/// `logs`.
 pub async fn measure_relayed(
     bench_exe: &Path,
     kind: RelayKind,
     shape: &Shape,
     plan: &Plan,
-    logs: RelayedLogs,
+    logs: &Path,
 ) -> anyhow::Result<DownstreamReport> {
-    let downstream = launch(bench_exe, shape, plan, Some(logs.downstream)).await?;
+    let name = format!("{}-{}", shape.name, kind.subcommand());
+    let downstream_log = logs.join(format!("{name}-downstream.log"));
+    let downstream = launch(bench_exe, shape, plan, Some(downstream_log)).await?;
     let relay = match ServerProcess::launch(&LaunchSpec {
         command: relay_command_line(bench_exe, kind, downstream.ready.port),
         env: Vec::new(),
         ready_timeout: Duration::from_secs(plan.ready_timeout_secs),
-        log_file: Some(logs.relay),
+        log_file: Some(logs.join(format!("{name}.log"))),
     })
     .await
     {
@@ -189,9 +181,8 @@ async fn measure_running(
                 echo.clone(),
             )
             .await;
-            if let Ok(c) = Arc::try_unwrap(straight) {
-                c.close().await;
-            }
+            // Not needed under load: closed before it.
+            close_all([straight]).await;
             (through, Figure::Measured(straight_samples))
         }
     };
@@ -212,11 +203,7 @@ async fn measure_running(
         ));
     }
     let memory_after_load = memory(server);
-    for c in clients.into_iter().chain([client]) {
-        if let Ok(c) = Arc::try_unwrap(c) {
-            c.close().await;
-        }
-    }
+    close_all(clients.into_iter().chain([client])).await;
     Ok(DownstreamReport {
         startup,
         tools_list,

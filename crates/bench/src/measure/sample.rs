@@ -47,7 +47,8 @@ where
     })
 }
 
-/// Timed responses, judged, on their way to [`Samples`].
+/// Timed responses, judged, on their way to [`Samples`] (or a load's
+/// figures).
 #[derive(Default)]
 struct Tally {
     latencies: Vec<f64>,
@@ -65,11 +66,21 @@ impl Tally {
                     self.sample_response = response.ok().as_ref().map(checks::sample);
                 }
             }
-            Err(e) => {
-                self.errors += 1;
-                self.first_error.get_or_insert(e);
-            }
+            Err(e) => self.error(e),
         }
+    }
+
+    fn error(&mut self, e: String) {
+        self.errors += 1;
+        self.first_error.get_or_insert(e);
+    }
+
+    /// `other`'s samples after these (its first error only if none here).
+    fn merge(&mut self, other: Tally) {
+        self.latencies.extend(other.latencies);
+        self.errors += other.errors;
+        self.first_error = self.first_error.take().or(other.first_error);
+        self.sample_response = self.sample_response.take().or(other.sample_response);
     }
 
     fn finish(self) -> Samples {
@@ -168,9 +179,7 @@ pub async fn load(
             let call = call.clone();
             let check = check.clone();
             tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                let mut errors = 0usize;
-                let mut first_error = None;
+                let mut tally = Tally::default();
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     if index >= calls {
@@ -178,46 +187,28 @@ pub async fn load(
                     }
                     let t = Instant::now();
                     let response = call(client.clone(), index).await;
-                    let elapsed = ms(t.elapsed());
-                    match judge(index, &response, &check) {
-                        Ok(()) => latencies.push(elapsed),
-                        Err(e) => {
-                            errors += 1;
-                            first_error.get_or_insert(e);
-                        }
-                    }
+                    tally.add(index, response, ms(t.elapsed()), &check);
                 }
-                (latencies, errors, first_error)
+                tally
             })
         })
         .collect();
-    let mut latencies = Vec::with_capacity(calls);
-    let mut errors = 0;
-    let mut first_error = None;
+    let mut all = Tally::default();
     for worker in workers {
         match worker.await {
-            Ok((l, e, f)) => {
-                latencies.extend(l);
-                errors += e;
-                if first_error.is_none() {
-                    first_error = f;
-                }
-            }
-            Err(join) => {
-                errors += 1;
-                first_error.get_or_insert(format!("load worker panicked: {join}"));
-            }
+            Ok(tally) => all.merge(tally),
+            Err(join) => all.error(format!("load worker panicked: {join}")),
         }
     }
     let duration = started.elapsed();
     Load {
         in_flight,
         calls,
-        errors,
-        first_error,
+        errors: all.errors,
+        first_error: all.first_error,
         duration_ms: ms(duration),
-        throughput_per_sec: latencies.len() as f64 / duration.as_secs_f64().max(1e-9),
-        latency: Distribution::from_ms(latencies),
+        throughput_per_sec: all.latencies.len() as f64 / duration.as_secs_f64().max(1e-9),
+        latency: Distribution::from_ms(all.latencies),
         server_cpu_us_per_call: None,
         launcher_cpu_us_per_call: None,
         driver_cpu_us_per_call: None,

@@ -465,11 +465,7 @@ async fn measure_running(
     }
     report.memory_after_load = memory(server);
     report.soak = Figure::Measured(soak(server, &clients, plan, call, echo).await);
-    for c in clients {
-        if let Ok(c) = Arc::try_unwrap(c) {
-            c.close().await;
-        }
-    }
+    close_all(clients).await;
     Ok(())
 }
 
@@ -521,6 +517,15 @@ pub async fn load_with_cpu(
     load.launcher_cpu_us_per_call = per_call(before.1, launcher_cpu());
     load.driver_cpu_us_per_call = per_call(before.2, driver_cpu());
     load
+}
+
+/// Close each client no one else holds any more.
+pub async fn close_all(clients: impl IntoIterator<Item = Arc<Client>>) {
+    for c in clients {
+        if let Ok(c) = Arc::try_unwrap(c) {
+            c.close().await;
+        }
+    }
 }
 
 /// `count` clients, connected concurrently.

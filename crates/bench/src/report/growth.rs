@@ -7,10 +7,6 @@ use super::cells::{MB, Unit, format_value};
 use super::model::{DownstreamReport, Figure, PairedReport, Report, SoakRound, TargetReport};
 use crate::relay::RelayKind;
 
-fn search_p50(t: &TargetReport) -> Option<f64> {
-    t.search_warm.measured()?.latency.as_ref().map(|d| d.p50_ms)
-}
-
 fn throughput_at(t: &TargetReport, in_flight: usize) -> Option<f64> {
     t.load.iter().find_map(|l| match l {
         Figure::Measured(l) if l.in_flight == in_flight => Some(l.throughput_per_sec),
@@ -126,10 +122,7 @@ fn render_downstream(out: &mut String, report: &Report, max_in_flight: usize) {
             continue;
         };
         let tools = shape.shape.total_tools();
-        let p50 = d
-            .direct_call
-            .measured()
-            .and_then(|s| s.latency.as_ref().map(|l| l.p50_ms));
+        let p50 = d.direct_call.p50_ms();
         let throughput = d.load.iter().find_map(|l| match l {
             Figure::Measured(l) if l.in_flight == max_in_flight => Some(l.throughput_per_sec),
             _ => None,
@@ -221,7 +214,7 @@ pub fn render(out: &mut String, report: &Report) {
                 cell(added, Unit::Ms),
                 cell(hop, Unit::Ms),
                 cell(http_hop, Unit::Ms),
-                cell(search_p50(t), Unit::Ms),
+                cell(t.search_warm.p50_ms(), Unit::Ms),
                 cell(throughput_at(t, max_in_flight), Unit::PerSec),
                 cell(rss.map(|r| r as f64 / MB), Unit::Mb),
             );

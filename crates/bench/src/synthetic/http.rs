@@ -22,6 +22,11 @@ pub fn connector_path(connector: usize) -> String {
     format!("/{}/mcp", connector_id(connector))
 }
 
+/// The MCP endpoint of connector `c` of a downstream on a loopback `port`.
+pub fn connector_url(port: u16, c: usize) -> String {
+    format!("http://127.0.0.1:{port}{}", connector_path(c))
+}
+
 /// The router serving every connector in `catalogs` at its own path.
 pub fn router(catalogs: &[Arc<ConnectorCatalog>], shutdown: &CancellationToken) -> Router {
     let config = StreamableHttpServerConfig::default()

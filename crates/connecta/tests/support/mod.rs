@@ -667,6 +667,14 @@ pub async fn greets(c: &Client, id: &str, name: &str) {
     assert!(v.to_string().contains(&format!("hello {name}")), "{v}");
 }
 
+/// A loopback port nothing listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
 /// A Python peer listening on a free loopback port; killed on drop.
 pub struct HttpPeer {
     child: Child,
@@ -676,17 +684,27 @@ pub struct HttpPeer {
 impl HttpPeer {
     /// Run `tests/peers/<script> PORT args…` and wait until it accepts.
     pub async fn start(script: &str, args: &[&str]) -> HttpPeer {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        drop(listener);
-        HttpPeer::start_on(port, script, args).await
+        HttpPeer::start_on(free_port(), script, args).await
     }
 
     /// [`HttpPeer::start`] on a given port (a peer restarted in place).
     pub async fn start_on(port: u16, script: &str, args: &[&str]) -> HttpPeer {
+        let mut all = vec![port.to_string()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        HttpPeer::launch(port, script, &all).await
+    }
+
+    /// The Python SDK's server (`py_server.py http PORT`) on a free port.
+    pub async fn python_sdk_server() -> HttpPeer {
+        let port = free_port();
+        HttpPeer::launch(port, "py_server.py", &["http".into(), port.to_string()]).await
+    }
+
+    /// Run `tests/peers/<script> args…`, which listens on `port`, and wait
+    /// until it accepts.
+    async fn launch(port: u16, script: &str, args: &[String]) -> HttpPeer {
         let child = Command::new(python())
             .arg(peers().join(script))
-            .arg(port.to_string())
             .args(args)
             .spawn()
             .expect("python peer");
